@@ -1,0 +1,82 @@
+/** Builds the Fastify application from a validated config and an explicit dependency object. */
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import type { Config } from "./config/config.js";
+import type { FilterService } from "./filters/filter-service.js";
+import { healthRoutes } from "./http/health-routes.js";
+import { registerOpenApi } from "./http/openapi.js";
+import { fromFastifyError, problemOf } from "./http/problem.js";
+import { rpcRoutes } from "./http/rpc-routes.js";
+import { RpcDispatcher } from "./rpc/dispatcher.js";
+import { errorText } from "./rpc/envelope.js";
+import { methodNotFound } from "./rpc/rpc-errors.js";
+import type { Store } from "./store/database.js";
+import type { ChainRegistry } from "./upstream/chain-registry.js";
+
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  chains: ChainRegistry;
+  filters: FilterService;
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: config.bodyLimit,
+    requestIdHeader: "x-request-id",
+    genReqId: () => randomUUID(),
+    // Slow clients must not hold a connection forever (a body that never finishes).
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+  });
+
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const translated = fromFastifyError(error, config.bodyLimit);
+    const problem = problemOf(translated);
+    if (problem.status >= 500) request.log.error({ err: error }, "request failed");
+    reply.code(problem.status).type("application/problem+json").send(problem);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0] ?? request.url;
+    if (request.method === "POST") {
+      // Any unknown POST path is treated as an unknown method, in the JSON-RPC shape callers expect.
+      reply
+        .code(200)
+        .type("application/json; charset=utf-8")
+        .send(errorText(null, methodNotFound(path)));
+      return;
+    }
+    reply
+      .code(404)
+      .type("application/problem+json")
+      .send({
+        type: "urn:chaingate:error:not-found",
+        title: "Not Found",
+        status: 404,
+        detail: `No route ${request.method} ${path}`,
+        code: "NOT_FOUND",
+        retryable: false,
+      });
+  });
+
+  await registerOpenApi(app);
+  const dispatcher = new RpcDispatcher({ filters: deps.filters });
+  await app.register(rpcRoutes, {
+    chains: deps.chains,
+    dispatcher,
+    batchLimit: config.batchLimit,
+    bodyLimit: config.bodyLimit,
+  });
+  await app.register(healthRoutes, { chains: deps.chains, startedAt: Date.now() });
+  return app;
+}

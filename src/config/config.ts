@@ -1,0 +1,39 @@
+/** The validated, frozen configuration every subsystem reads. */
+
+export interface UpstreamConfig {
+  readonly url: string;
+  readonly ws?: string;
+}
+
+export interface ChainConfig {
+  /** Discovered from the nodes at start when not given. */
+  readonly chainId?: number;
+  readonly name?: string;
+  readonly upstreams: readonly UpstreamConfig[];
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  /** `undefined` means: run the embedded devnet. */
+  readonly chains: readonly ChainConfig[] | undefined;
+  /** Chain served by Native paths and `POST /` without a chain selector; first chain when absent. */
+  readonly homeChainId: number | undefined;
+  readonly logLevel: string;
+  readonly bodyLimit: number;
+  readonly batchLimit: number;
+  readonly filterIdleSeconds: number;
+  readonly upstreamTimeoutMs: number;
+  readonly devnet: {
+    readonly chainIds: readonly number[];
+    readonly blockTime: number;
+    readonly fundWallets: boolean;
+  };
+  readonly kdf: "standard" | "light";
+  readonly maxAddressesPerWallet: number;
+}
+
+export const DEVNET_HOME_CHAIN_ID = 1001;
+export const DEVNET_PEER_CHAIN_ID = 1002;

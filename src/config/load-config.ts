@@ -1,0 +1,225 @@
+/** Builds the Config from defaults, a JSON file, the environment and flags; reports every bad field at once. */
+import { readFileSync } from "node:fs";
+import { type ChainConfig, type Config, DEVNET_HOME_CHAIN_ID, DEVNET_PEER_CHAIN_ID } from "./config.js";
+import { checkUrl, OPTIONS, type OptionSpec, type OptionValue, type OptionValues } from "./options.js";
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+export interface ConfigSources {
+  env?: Record<string, string | undefined>;
+  argv?: readonly string[];
+}
+
+const DEFAULTS: OptionValues = {
+  port: 8545,
+  host: "127.0.0.1",
+  dataDir: "./.chaingate",
+  databaseUrl: undefined,
+  upstreams: [],
+  configFile: undefined,
+  logLevel: "info",
+  bodyLimit: 1024 * 1024,
+  batchLimit: 100,
+  filterIdleSeconds: 300,
+  upstreamTimeoutMs: 10_000,
+  devnetBlockTime: 0,
+  devnetFundWallets: true,
+  kdf: "standard",
+  maxAddressesPerWallet: 100,
+};
+
+/** Splits argv into `--flag value` / `--flag=value` pairs; unknown flags are problems, not ignored. */
+function readFlags(argv: readonly string[], problems: string[]): Map<OptionSpec, string> {
+  const byFlag = new Map(OPTIONS.map((o) => [o.flag, o]));
+  const found = new Map<OptionSpec, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const eq = arg.indexOf("=");
+    const name = eq >= 0 ? arg.slice(0, eq) : arg;
+    const spec = byFlag.get(name);
+    if (!spec) {
+      problems.push(`unknown argument "${arg}" (see --help)`);
+      continue;
+    }
+    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) {
+      problems.push(`${spec.flag} needs a value`);
+      continue;
+    }
+    found.set(spec, value);
+  }
+  return found;
+}
+
+function readFile(path: string, problems: string[]): Record<string, unknown> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    problems.push(`config file "${path}" cannot be read: ${(error as Error).message}`);
+    return undefined;
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      problems.push(`config file "${path}" must hold a JSON object`);
+      return undefined;
+    }
+    return parsed as Record<string, unknown>;
+  } catch (error) {
+    problems.push(`config file "${path}" is not valid JSON: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
+function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined {
+  if (raw === undefined) return undefined;
+  if (!Array.isArray(raw) || raw.length === 0) {
+    problems.push("config file: chains must be a non-empty array");
+    return undefined;
+  }
+  const chains: ChainConfig[] = [];
+  raw.forEach((entry: unknown, i) => {
+    const where = `config file: chains[${i}]`;
+    if (typeof entry !== "object" || entry === null) {
+      problems.push(`${where} must be an object`);
+      return;
+    }
+    const { chainId, name, upstreams } = entry as Record<string, unknown>;
+    if (chainId !== undefined && (!Number.isSafeInteger(chainId) || (chainId as number) <= 0)) {
+      problems.push(`${where}.chainId must be a positive integer`);
+    }
+    if (name !== undefined && typeof name !== "string") problems.push(`${where}.name must be a string`);
+    if (!Array.isArray(upstreams) || upstreams.length === 0) {
+      problems.push(`${where}.upstreams must be a non-empty array of {url, ws?}`);
+      return;
+    }
+    const list = upstreams.flatMap((u: unknown, j) => {
+      const url = typeof u === "string" ? u : (u as { url?: unknown } | null)?.url;
+      const ws = typeof u === "object" && u !== null ? (u as { ws?: unknown }).ws : undefined;
+      const urlProblem = typeof url === "string" ? checkUrl(url, ["http:", "https:"]) : "url is required";
+      if (urlProblem) problems.push(`${where}.upstreams[${j}]: ${urlProblem}`);
+      if (ws !== undefined) {
+        const wsProblem = typeof ws === "string" ? checkUrl(ws, ["ws:", "wss:"]) : "ws must be a string";
+        if (wsProblem) problems.push(`${where}.upstreams[${j}]: ${wsProblem}`);
+      }
+      return typeof url === "string" ? [ws === undefined ? { url } : { url, ws: String(ws) }] : [];
+    });
+    chains.push({
+      ...(typeof chainId === "number" ? { chainId } : {}),
+      ...(typeof name === "string" ? { name } : {}),
+      upstreams: list,
+    });
+  });
+  const ids = chains.flatMap((c) => (c.chainId === undefined ? [] : [c.chainId]));
+  if (new Set(ids).size !== ids.length) problems.push("config file: two chains have the same chainId");
+  return chains;
+}
+
+export function loadConfig(sources: ConfigSources = {}): Config {
+  const env = sources.env ?? process.env;
+  const problems: string[] = [];
+  const values: Record<string, OptionValue | undefined> = { ...DEFAULTS };
+  const flags = readFlags(sources.argv ?? [], problems);
+
+  const apply = (spec: OptionSpec, raw: string, origin: string): void => {
+    const parsed = spec.parse(raw);
+    if ("error" in parsed) problems.push(`${origin}: ${parsed.error}`);
+    else values[spec.key] = parsed.value;
+  };
+
+  // The file is located first (flag > env) because the other sources override what it says.
+  const fileSpec = OPTIONS.find((o) => o.key === "configFile");
+  const filePath = (fileSpec && flags.get(fileSpec)) ?? env.CHAINGATE_CONFIG;
+  const file = filePath ? readFile(filePath, problems) : undefined;
+  let chains: ChainConfig[] | undefined;
+  let homeChainId: number | undefined;
+  if (file) {
+    const known = new Set<string>([...OPTIONS.map((o) => o.key), "chains", "homeChainId"]);
+    for (const key of Object.keys(file)) {
+      if (!known.has(key)) problems.push(`config file: unknown key "${key}"`);
+    }
+    for (const spec of OPTIONS) {
+      const raw = file[spec.key];
+      if (raw === undefined || spec.key === "configFile") continue;
+      apply(spec, Array.isArray(raw) ? raw.join(",") : String(raw), `config file: ${spec.key}`);
+    }
+    chains = readChains(file.chains, problems);
+    if (file.homeChainId !== undefined) {
+      if (!Number.isSafeInteger(file.homeChainId) || (file.homeChainId as number) <= 0) {
+        problems.push("config file: homeChainId must be a positive integer");
+      } else homeChainId = file.homeChainId as number;
+    }
+  }
+  for (const spec of OPTIONS) {
+    const raw = env[spec.env];
+    if (raw !== undefined && raw !== "") apply(spec, raw, `${spec.env}`);
+  }
+  for (const [spec, raw] of flags) apply(spec, raw, spec.flag);
+
+  const v = values as unknown as OptionValues;
+  if (v.upstreams.length > 0) {
+    if (chains) problems.push("CHAINGATE_UPSTREAMS and a config file with chains cannot be used together");
+    else chains = [{ upstreams: v.upstreams.map((url) => ({ url })) }];
+  }
+  if (homeChainId !== undefined && chains && !chains.some((c) => c.chainId === homeChainId)) {
+    problems.push(`config file: homeChainId ${homeChainId} is not one of the configured chains`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const config: Config = {
+    port: v.port,
+    host: v.host,
+    dataDir: v.dataDir,
+    databaseUrl: v.databaseUrl,
+    chains,
+    homeChainId: chains ? (homeChainId ?? chains[0]?.chainId) : DEVNET_HOME_CHAIN_ID,
+    logLevel: v.logLevel,
+    bodyLimit: v.bodyLimit,
+    batchLimit: v.batchLimit,
+    filterIdleSeconds: v.filterIdleSeconds,
+    upstreamTimeoutMs: v.upstreamTimeoutMs,
+    devnet: {
+      chainIds: [DEVNET_HOME_CHAIN_ID, DEVNET_PEER_CHAIN_ID],
+      blockTime: v.devnetBlockTime,
+      fundWallets: v.devnetFundWallets,
+    },
+    kdf: v.kdf as Config["kdf"],
+    maxAddressesPerWallet: v.maxAddressesPerWallet,
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+export function helpText(): string {
+  const rows = OPTIONS.map((o) => {
+    const def = o.defaultText === undefined ? "" : ` (default ${o.defaultText})`;
+    return `  ${`${o.flag} <value>`.padEnd(30)} ${o.env.padEnd(32)} ${o.help}${def}`;
+  });
+  return [
+    "chaingate: EVM node gateway and keystore v3 custody service",
+    "",
+    "Usage: chaingate [options]",
+    "       chaingate --help | --version",
+    "",
+    "Every option can be given as a flag, as an environment variable, or as a key of the --config file.",
+    "Precedence: flag > environment > config file > default.",
+    "",
+    `  ${"flag".padEnd(30)} ${"environment".padEnd(32)} meaning`,
+    ...rows,
+    "",
+    "With no upstreams configured, chaingate starts two embedded anvil chains (ids 1001 and 1002).",
+  ].join("\n");
+}

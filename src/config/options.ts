@@ -1,0 +1,212 @@
+/** The option table: every setting once, with its env name, flag, parser and help text. */
+
+export type OptionValue = string | number | boolean | string[];
+
+export interface OptionSpec {
+  key: keyof OptionValues;
+  env: string;
+  flag: string;
+  help: string;
+  /** Shown in --help; `undefined` means "not set". */
+  defaultText?: string;
+  /** Parses the raw text; returns an error message for a bad value. */
+  parse: (raw: string) => { value: OptionValue } | { error: string };
+}
+
+export interface OptionValues {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  upstreams: string[];
+  configFile: string | undefined;
+  logLevel: string;
+  bodyLimit: number;
+  batchLimit: number;
+  filterIdleSeconds: number;
+  upstreamTimeoutMs: number;
+  devnetBlockTime: number;
+  devnetFundWallets: boolean;
+  kdf: string;
+  maxAddressesPerWallet: number;
+}
+
+function integer(min: number, max: number): OptionSpec["parse"] {
+  return (raw) => {
+    const trimmed = raw.trim();
+    if (!/^-?\d+$/.test(trimmed)) return { error: `must be an integer from ${min} to ${max}, got "${raw}"` };
+    const value = Number(trimmed);
+    if (value < min || value > max)
+      return { error: `must be an integer from ${min} to ${max}, got ${value}` };
+    return { value };
+  };
+}
+
+function oneOf(values: readonly string[]): OptionSpec["parse"] {
+  return (raw) =>
+    values.includes(raw) ? { value: raw } : { error: `must be one of ${values.join(", ")}, got "${raw}"` };
+}
+
+function nonEmpty(raw: string): { value: string } | { error: string } {
+  return raw.trim() === "" ? { error: "must not be empty" } : { value: raw.trim() };
+}
+
+function boolean(raw: string): { value: boolean } | { error: string } {
+  const lower = raw.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(lower)) return { value: true };
+  if (["0", "false", "no", "off"].includes(lower)) return { value: false };
+  return { error: `must be true or false, got "${raw}"` };
+}
+
+function httpUrlList(raw: string): { value: string[] } | { error: string } {
+  const urls = raw
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "");
+  if (urls.length === 0) return { error: "must list at least one http(s) URL" };
+  for (const url of urls) {
+    const problem = checkUrl(url, ["http:", "https:"]);
+    if (problem) return { error: problem };
+  }
+  return { value: urls };
+}
+
+export function checkUrl(url: string, protocols: readonly string[]): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `"${url}" is not a valid URL`;
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    return `"${url}" must use ${protocols.map((p) => p.replace(":", "")).join(" or ")}`;
+  }
+  return undefined;
+}
+
+function postgresUrl(raw: string): { value: string } | { error: string } {
+  const problem = checkUrl(raw.trim(), ["postgres:", "postgresql:"]);
+  return problem ? { error: problem } : { value: raw.trim() };
+}
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+export const OPTIONS: readonly OptionSpec[] = [
+  {
+    key: "port",
+    env: "PORT",
+    flag: "--port",
+    help: "TCP port to listen on",
+    defaultText: "8545",
+    parse: integer(0, 65535),
+  },
+  {
+    key: "host",
+    env: "HOST",
+    flag: "--host",
+    help: "address to listen on",
+    defaultText: "127.0.0.1",
+    parse: nonEmpty,
+  },
+  {
+    key: "dataDir",
+    env: "CHAINGATE_DATA_DIR",
+    flag: "--data-dir",
+    help: "directory for the SQLite database and the embedded chains' state",
+    defaultText: "./.chaingate",
+    parse: nonEmpty,
+  },
+  {
+    key: "databaseUrl",
+    env: "DATABASE_URL",
+    flag: "--database-url",
+    help: "PostgreSQL URL (postgres://...); SQLite in the data dir when absent",
+    parse: postgresUrl,
+  },
+  {
+    key: "upstreams",
+    env: "CHAINGATE_UPSTREAMS",
+    flag: "--upstreams",
+    help: "comma-separated HTTP URLs of the home chain's nodes; embedded chains when absent",
+    parse: httpUrlList,
+  },
+  {
+    key: "configFile",
+    env: "CHAINGATE_CONFIG",
+    flag: "--config",
+    help: "JSON config file (chains with several upstreams, any option below by its key)",
+    parse: nonEmpty,
+  },
+  {
+    key: "logLevel",
+    env: "LOG_LEVEL",
+    flag: "--log-level",
+    help: LOG_LEVELS.join("|"),
+    defaultText: "info",
+    parse: oneOf(LOG_LEVELS),
+  },
+  {
+    key: "bodyLimit",
+    env: "CHAINGATE_BODY_LIMIT",
+    flag: "--body-limit",
+    help: "largest request body in bytes",
+    defaultText: "1048576",
+    parse: integer(1024, 64 * 1024 * 1024),
+  },
+  {
+    key: "batchLimit",
+    env: "CHAINGATE_BATCH_LIMIT",
+    flag: "--batch-limit",
+    help: "most calls in one JSON-RPC batch",
+    defaultText: "100",
+    parse: integer(1, 10_000),
+  },
+  {
+    key: "filterIdleSeconds",
+    env: "CHAINGATE_FILTER_IDLE_SECONDS",
+    flag: "--filter-idle-seconds",
+    help: "a filter not polled for this long is removed",
+    defaultText: "300",
+    parse: integer(1, 86_400),
+  },
+  {
+    key: "upstreamTimeoutMs",
+    env: "CHAINGATE_UPSTREAM_TIMEOUT_MS",
+    flag: "--upstream-timeout-ms",
+    help: "time allowed for one node request before it counts as a fault",
+    defaultText: "10000",
+    parse: integer(100, 600_000),
+  },
+  {
+    key: "devnetBlockTime",
+    env: "CHAINGATE_DEVNET_BLOCK_TIME",
+    flag: "--devnet-block-time",
+    help: "embedded chains: seconds between blocks (0 mines one block per transaction)",
+    defaultText: "0",
+    parse: integer(0, 3600),
+  },
+  {
+    key: "devnetFundWallets",
+    env: "CHAINGATE_DEVNET_FUND_WALLETS",
+    flag: "--devnet-fund-wallets",
+    help: "embedded chains: fund new wallet addresses from the dev accounts",
+    defaultText: "true",
+    parse: boolean,
+  },
+  {
+    key: "kdf",
+    env: "CHAINGATE_KDF",
+    flag: "--kdf",
+    help: "keystore scrypt cost: standard (N=2^18, geth default) or light (N=2^12, development only)",
+    defaultText: "standard",
+    parse: oneOf(["standard", "light"]),
+  },
+  {
+    key: "maxAddressesPerWallet",
+    env: "CHAINGATE_MAX_ADDRESSES",
+    flag: "--max-addresses",
+    help: "largest address_quantity accepted by POST /wallet",
+    defaultText: "100",
+    parse: integer(1, 10_000),
+  },
+];

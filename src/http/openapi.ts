@@ -1,0 +1,31 @@
+/** OpenAPI 3.1 document generated from the route schemas, served as /openapi.json and rendered at /docs. */
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { FastifyInstance } from "fastify";
+
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "chaingate",
+        version: "0.1.0",
+        description:
+          "EVM node gateway and keystore v3 custody service. Native paths answer JSON-RPC 2.0 envelopes with " +
+          "HTTP 200; `result` carries the node's own JSON value. Errors on Native paths are JSON-RPC error " +
+          "objects; errors on Wallets and /transaction are RFC 9457 problem bodies with a stable `code`.",
+      },
+      tags: [
+        { name: "Native", description: "The spec's node methods, one path each" },
+        { name: "Native (client methods)", description: "Further node methods client libraries need" },
+        { name: "JSON-RPC", description: "Standard JSON-RPC 2.0 endpoint" },
+        { name: "Operations", description: "Health and documentation" },
+      ],
+    },
+  });
+  await app.register(swaggerUi, {
+    routePrefix: "/docs",
+    uiConfig: { docExpansion: "none", deepLinking: true },
+  });
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+}

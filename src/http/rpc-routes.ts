@@ -1,0 +1,156 @@
+/** Native paths (`POST /<method>`) and the standard JSON-RPC endpoint (`POST /`), both from the method table. */
+
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import type { RpcDispatcher } from "../rpc/dispatcher.js";
+import {
+  errorText,
+  type RequestId,
+  readNativeRequest,
+  readRpcRequest,
+  resultText,
+  salvageId,
+} from "../rpc/envelope.js";
+import {
+  ChainQuerySchema,
+  JsonRpcRequestSchema,
+  nativeBodySchema,
+  ResponseEnvelopeSchema,
+} from "../rpc/envelope-schemas.js";
+import { METHODS } from "../rpc/method-table.js";
+import { invalidRequest } from "../rpc/rpc-errors.js";
+import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { jsonBodyParser } from "./json-body.js";
+import { fromFastifyError } from "./problem.js";
+
+export interface RpcRoutesOptions {
+  chains: ChainRegistry;
+  dispatcher: RpcDispatcher;
+  batchLimit: number;
+  bodyLimit: number;
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+const chainHeader = {
+  "x-chain-id": Type.Optional(Type.String({ description: "chain id; same as ?chain_id" })),
+};
+
+function selectChain(chains: ChainRegistry, request: FastifyRequest): Chain {
+  return chains.select((request.query as { chain_id?: unknown }).chain_id, request.headers["x-chain-id"]);
+}
+
+function logIfUnexpected(request: FastifyRequest, error: unknown): void {
+  if (!(error instanceof ChaingateError))
+    request.log.error({ err: error }, "unexpected error in JSON-RPC call");
+}
+
+export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: FastifyInstance, options) => {
+  const { chains, dispatcher, batchLimit, bodyLimit } = options;
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "string", bodyLimit }, jsonBodyParser);
+  // The route schemas document the envelopes; the dispatcher validates params with the same
+  // schemas so that failures become JSON-RPC errors (-32602) rather than HTTP 400s.
+  app.setValidatorCompiler(() => () => true);
+  app.setErrorHandler((error, request, reply) => {
+    const translated = fromFastifyError(error, bodyLimit);
+    logIfUnexpected(request, translated);
+    reply.code(200).type(JSON_TYPE).send(errorText(null, translated));
+  });
+
+  const call = async (
+    chain: Chain,
+    id: RequestId,
+    method: string,
+    params: unknown,
+    request: FastifyRequest,
+  ) => {
+    try {
+      return resultText(id, await dispatcher.call(chain, method, params));
+    } catch (error) {
+      logIfUnexpected(request, error);
+      return errorText(id, error);
+    }
+  };
+
+  for (const spec of METHODS) {
+    app.post(
+      `/${spec.name}`,
+      {
+        schema: {
+          tags: [spec.inSpec ? "Native" : "Native (client methods)"],
+          summary: spec.summary,
+          operationId: spec.name,
+          querystring: ChainQuerySchema,
+          headers: Type.Object(chainHeader),
+          body: nativeBodySchema(spec),
+          response: { 200: ResponseEnvelopeSchema },
+        },
+      },
+      async (request: FastifyRequest, reply: FastifyReply) => {
+        reply.type(JSON_TYPE);
+        let id: RequestId = salvageId(request.body, 1);
+        try {
+          const chain = selectChain(chains, request);
+          const parsed = readNativeRequest(request.body, spec.name);
+          id = parsed.id;
+          return await call(chain, id, spec.name, parsed.params, request);
+        } catch (error) {
+          return errorText(id, error);
+        }
+      },
+    );
+  }
+
+  app.post(
+    "/",
+    {
+      schema: {
+        tags: ["JSON-RPC"],
+        summary: "Standard JSON-RPC 2.0 endpoint (single call or batch) for ethers, viem, web3.js and cast",
+        operationId: "jsonRpc",
+        querystring: ChainQuerySchema,
+        headers: Type.Object(chainHeader),
+        body: Type.Union([JsonRpcRequestSchema, Type.Array(JsonRpcRequestSchema, { maxItems: batchLimit })]),
+        response: {
+          200: Type.Union([ResponseEnvelopeSchema, Type.Array(ResponseEnvelopeSchema)]),
+          204: Type.Null({ description: "only notifications were sent" }),
+        },
+      },
+    },
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      reply.type(JSON_TYPE);
+      const body = request.body;
+      let chain: Chain;
+      try {
+        chain = selectChain(chains, request);
+        if (body === undefined) throw invalidRequest("the body must hold a JSON-RPC request or batch");
+        if (Array.isArray(body)) {
+          if (body.length === 0) throw invalidRequest("a batch must not be empty");
+          if (body.length > batchLimit) throw invalidRequest(`a batch holds at most ${batchLimit} calls`);
+        }
+      } catch (error) {
+        return errorText(Array.isArray(body) ? null : salvageId(body, null), error);
+      }
+      const one = async (item: unknown): Promise<string | undefined> => {
+        let parsed: ReturnType<typeof readRpcRequest>;
+        try {
+          parsed = readRpcRequest(item);
+        } catch (error) {
+          return errorText(salvageId(item, null), error);
+        }
+        const text = await call(chain, parsed.id ?? null, parsed.method, parsed.params, request);
+        return parsed.id === undefined ? undefined : text;
+      };
+      if (!Array.isArray(body)) {
+        const text = await one(body);
+        if (text === undefined) return reply.code(204).send();
+        return text;
+      }
+      const answers = (await Promise.all(body.map(one))).filter((t): t is string => t !== undefined);
+      if (answers.length === 0) return reply.code(204).send();
+      return `[${answers.join(",")}]`;
+    },
+  );
+};

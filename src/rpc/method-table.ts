@@ -1,0 +1,316 @@
+/** The method table: one row per node method drives Native paths, POST /, validation, caching and OpenAPI. */
+import type { TSchema } from "@sinclair/typebox";
+import {
+  Address,
+  BlockCount,
+  BlockNumberOrTag,
+  BlockSpecifier,
+  CallObject,
+  Data,
+  FilterId,
+  FilterObject,
+  Hash32,
+  HydratedFlag,
+  NonEmptyData,
+  Quantity,
+  RewardPercentiles,
+  StateOverride,
+  StorageSlot,
+  StorageSlots,
+  TransactionObject,
+} from "./param-schemas.js";
+
+export interface ParamSpec {
+  readonly name: string;
+  readonly schema: TSchema;
+  readonly required: boolean;
+  /** Filled in when the caller leaves the parameter out, so every node sees the same call. */
+  readonly default?: unknown;
+}
+
+/**
+ * How an answer may be reused (issue: gateway core). `static`: never changes for a chain;
+ * `immutable`: keyed by hash, never changes once found; `head`: valid for the current head only;
+ * `block`: immutable when the block parameter names a hash or an old number, else like `head`.
+ */
+export type CachePolicy = "none" | "static" | "immutable" | "head" | "block";
+
+/** Where a call is answered: forwarded to the chain's nodes, or by the gateway's own filter engine. */
+export type MethodHandler = "upstream" | "filters";
+
+export interface MethodSpec {
+  readonly name: string;
+  readonly summary: string;
+  readonly params: readonly ParamSpec[];
+  /** One of the 33 operations of the service spec (the rest serve client libraries on POST /). */
+  readonly inSpec: boolean;
+  readonly handler: MethodHandler;
+  readonly cache: CachePolicy;
+}
+
+const req = (name: string, schema: TSchema): ParamSpec => ({ name, schema, required: true });
+const opt = (name: string, schema: TSchema, fill?: unknown): ParamSpec =>
+  fill === undefined ? { name, schema, required: false } : { name, schema, required: false, default: fill };
+const block = opt("block", BlockSpecifier, "latest");
+
+type Row = [name: string, summary: string, params: ParamSpec[], handler: MethodHandler, cache: CachePolicy];
+
+const SPEC_METHODS: Row[] = [
+  ["eth_accounts", "Returns the array of accounts owned by the client.", [], "upstream", "none"],
+  ["eth_blockNumber", "Returns the number of the most recent block.", [], "upstream", "head"],
+  ["eth_gasPrice", "Returns the current gas price in wei.", [], "upstream", "head"],
+  ["eth_newBlockFilter", "Creates a filter that notifies when a new block arrives.", [], "filters", "none"],
+  [
+    "eth_newPendingTransactionFilter",
+    "Creates a filter that notifies when new pending transactions arrive.",
+    [],
+    "filters",
+    "none",
+  ],
+  ["eth_protocolVersion", "Returns the current protocol version.", [], "upstream", "static"],
+  [
+    "eth_syncing",
+    "Returns the sync status object, or false when the node is synced.",
+    [],
+    "upstream",
+    "none",
+  ],
+  [
+    "eth_call",
+    "Executes a message call immediately without creating a transaction on the chain.",
+    [req("transaction", CallObject), block, opt("stateOverride", StateOverride)],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_estimateGas",
+    "Estimates the gas needed for a transaction without adding it to the chain.",
+    [req("transaction", CallObject), block, opt("stateOverride", StateOverride)],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_getBalance",
+    "Returns the balance of an address.",
+    [req("address", Address), block],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_getBlockByHash",
+    "Returns a block by hash.",
+    [req("blockHash", Hash32), opt("hydrated", HydratedFlag, false)],
+    "upstream",
+    "immutable",
+  ],
+  [
+    "eth_getBlockByNumber",
+    "Returns a block by number.",
+    [req("block", BlockNumberOrTag), opt("hydrated", HydratedFlag, false)],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_getBlockTransactionCountByHash",
+    "Returns the number of transactions in the block with the given hash.",
+    [req("blockHash", Hash32)],
+    "upstream",
+    "immutable",
+  ],
+  [
+    "eth_getBlockTransactionCountByNumber",
+    "Returns the number of transactions in the block with the given number.",
+    [req("block", BlockNumberOrTag)],
+    "upstream",
+    "block",
+  ],
+  ["eth_getCode", "Returns the code at an address.", [req("address", Address), block], "upstream", "block"],
+  [
+    "eth_getFilterChanges",
+    "Polls a filter: block hashes, transaction hashes or logs since the last poll.",
+    [req("filterId", FilterId)],
+    "filters",
+    "none",
+  ],
+  [
+    "eth_getFilterLogs",
+    "Returns all logs matching the log filter with the given id.",
+    [req("filterId", FilterId)],
+    "filters",
+    "none",
+  ],
+  [
+    "eth_getLogs",
+    "Returns all logs matching a filter object.",
+    [req("filter", FilterObject)],
+    "upstream",
+    "none",
+  ],
+  [
+    "eth_getStorageAt",
+    "Returns the value at a storage position of an address.",
+    [req("address", Address), req("position", StorageSlot), block],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_getTransactionByBlockHashAndIndex",
+    "Returns a transaction by block hash and transaction index.",
+    [req("blockHash", Hash32), req("index", Quantity)],
+    "upstream",
+    "immutable",
+  ],
+  [
+    "eth_getTransactionByBlockNumberAndIndex",
+    "Returns a transaction by block number and transaction index.",
+    [req("block", BlockNumberOrTag), req("index", Quantity)],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_getTransactionByHash",
+    "Returns a transaction by hash.",
+    [req("transactionHash", Hash32)],
+    "upstream",
+    "immutable",
+  ],
+  [
+    "eth_getTransactionCount",
+    "Returns the number of transactions sent from an address (its nonce).",
+    [req("address", Address), block],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_getTransactionReceipt",
+    "Returns the receipt of a transaction by hash.",
+    [req("transactionHash", Hash32)],
+    "upstream",
+    "immutable",
+  ],
+  [
+    "eth_getUncleByBlockHashAndIndex",
+    "Returns an uncle of a block by block hash and uncle index.",
+    [req("blockHash", Hash32), req("index", Quantity)],
+    "upstream",
+    "immutable",
+  ],
+  [
+    "eth_getUncleByBlockNumberAndIndex",
+    "Returns an uncle of a block by block number and uncle index.",
+    [req("block", BlockNumberOrTag), req("index", Quantity)],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_getUncleCountByBlockHash",
+    "Returns the number of uncles in the block with the given hash.",
+    [req("blockHash", Hash32)],
+    "upstream",
+    "immutable",
+  ],
+  [
+    "eth_getUncleCountByBlockNumber",
+    "Returns the number of uncles in the block with the given number.",
+    [req("block", BlockNumberOrTag)],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_newFilter",
+    "Creates a log filter from filter options.",
+    [req("filter", FilterObject)],
+    "filters",
+    "none",
+  ],
+  [
+    "eth_sendRawTransaction",
+    "Submits a signed transaction; returns its hash.",
+    [req("transaction", NonEmptyData)],
+    "upstream",
+    "none",
+  ],
+  [
+    "eth_sendTransaction",
+    "Creates a message call or contract creation signed by a node-held account.",
+    [req("transaction", TransactionObject)],
+    "upstream",
+    "none",
+  ],
+  [
+    "eth_sign",
+    "Signs keccak256 of the EIP-191 prefixed message with a node-held account.",
+    [req("address", Address), req("message", Data)],
+    "upstream",
+    "none",
+  ],
+  [
+    "eth_uninstallFilter",
+    "Uninstalls the filter with the given id.",
+    [req("filterId", FilterId)],
+    "filters",
+    "none",
+  ],
+];
+
+/** Methods outside the spec's 33 that ethers, viem, web3.js and cast need to use chaingate as a provider. */
+const CLIENT_METHODS: Row[] = [
+  ["eth_chainId", "Returns the chain id.", [], "upstream", "static"],
+  ["net_version", "Returns the network id.", [], "upstream", "static"],
+  ["net_listening", "Returns true while the node listens for peers.", [], "upstream", "none"],
+  ["net_peerCount", "Returns the number of peers of the node.", [], "upstream", "none"],
+  ["web3_clientVersion", "Returns the node's client version.", [], "upstream", "static"],
+  ["web3_sha3", "Returns keccak256 of the given data.", [req("data", Data)], "upstream", "none"],
+  ["eth_maxPriorityFeePerGas", "Returns a suggested priority fee per gas.", [], "upstream", "head"],
+  ["eth_blobBaseFee", "Returns the blob base fee of the next block.", [], "upstream", "head"],
+  [
+    "eth_feeHistory",
+    "Returns base fees, gas ratios and reward percentiles of recent blocks.",
+    [
+      req("blockCount", BlockCount),
+      req("newestBlock", BlockNumberOrTag),
+      opt("rewardPercentiles", RewardPercentiles),
+    ],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_getBlockReceipts",
+    "Returns all receipts of a block.",
+    [req("block", BlockSpecifier)],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_createAccessList",
+    "Returns the access list a transaction would use.",
+    [req("transaction", CallObject), block],
+    "upstream",
+    "block",
+  ],
+  [
+    "eth_getProof",
+    "Returns the Merkle proof of an account and storage slots.",
+    [req("address", Address), req("storageKeys", StorageSlots), block],
+    "upstream",
+    "block",
+  ],
+];
+
+function toSpec(inSpec: boolean) {
+  return ([name, summary, params, handler, cache]: Row): MethodSpec => ({
+    name,
+    summary,
+    params,
+    inSpec,
+    handler,
+    cache,
+  });
+}
+
+export const METHODS: readonly MethodSpec[] = [
+  ...SPEC_METHODS.map(toSpec(true)),
+  ...CLIENT_METHODS.map(toSpec(false)),
+];
+
+export const METHODS_BY_NAME: ReadonlyMap<string, MethodSpec> = new Map(METHODS.map((m) => [m.name, m]));

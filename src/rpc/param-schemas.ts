@@ -1,0 +1,128 @@
+/** TypeBox schemas of the standard's parameter types, shared by validation and the OpenAPI document. */
+import { type TSchema, Type } from "@sinclair/typebox";
+
+export const Address = Type.String({
+  pattern: "^0x[0-9a-fA-F]{40}$",
+  title: "address",
+  description: "20-byte hex address",
+});
+export const Hash32 = Type.String({
+  pattern: "^0x[0-9a-fA-F]{64}$",
+  title: "hash",
+  description: "32-byte hex hash",
+});
+export const Quantity = Type.String({
+  pattern: "^0x(0|[1-9a-fA-F][0-9a-fA-F]{0,63})$",
+  title: "quantity",
+  description: "hex number without leading zeros",
+});
+export const Data = Type.String({
+  pattern: "^0x([0-9a-fA-F]{2})*$",
+  title: "data",
+  description: "hex bytes",
+});
+export const NonEmptyData = Type.String({
+  pattern: "^0x([0-9a-fA-F]{2})+$",
+  title: "data",
+  description: "non-empty hex bytes",
+});
+export const StorageSlot = Type.String({
+  pattern: "^0x[0-9a-fA-F]{1,64}$",
+  title: "storage slot",
+  description: "hex storage position, up to 32 bytes",
+});
+export const FilterId = Type.String({
+  pattern: "^0x[0-9a-fA-F]{1,64}$",
+  title: "filter id",
+  description: "hex filter id from eth_newFilter/eth_newBlockFilter/eth_newPendingTransactionFilter",
+});
+export const BlockTag = Type.Union(
+  [
+    Type.Literal("latest"),
+    Type.Literal("earliest"),
+    Type.Literal("pending"),
+    Type.Literal("safe"),
+    Type.Literal("finalized"),
+  ],
+  { title: "block tag" },
+);
+export const BlockNumberOrTag = Type.Union([Quantity, BlockTag], {
+  title: "block number or tag",
+  description: 'hex block number or "latest", "earliest", "pending", "safe", "finalized"',
+});
+/** EIP-1898: a number, a tag, a hash, or an object naming either. */
+export const BlockSpecifier = Type.Union(
+  [
+    Quantity,
+    BlockTag,
+    Hash32,
+    Type.Object(
+      { blockHash: Hash32, requireCanonical: Type.Optional(Type.Boolean()) },
+      { additionalProperties: false },
+    ),
+    Type.Object({ blockNumber: Quantity }, { additionalProperties: false }),
+  ],
+  { title: "block", description: "block number, tag, hash, or {blockHash} / {blockNumber} (EIP-1898)" },
+);
+
+const AccessList = Type.Array(Type.Object({ address: Address, storageKeys: Type.Array(Hash32) }));
+
+const transactionFields = {
+  to: Type.Optional(Type.Union([Address, Type.Null()])),
+  gas: Type.Optional(Quantity),
+  gasPrice: Type.Optional(Quantity),
+  maxFeePerGas: Type.Optional(Quantity),
+  maxPriorityFeePerGas: Type.Optional(Quantity),
+  maxFeePerBlobGas: Type.Optional(Quantity),
+  value: Type.Optional(Quantity),
+  data: Type.Optional(Data),
+  input: Type.Optional(Data),
+  nonce: Type.Optional(Quantity),
+  type: Type.Optional(Quantity),
+  chainId: Type.Optional(Quantity),
+  accessList: Type.Optional(AccessList),
+  blobVersionedHashes: Type.Optional(Type.Array(Hash32)),
+  authorizationList: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()))),
+};
+
+export const CallObject = Type.Object(
+  { from: Type.Optional(Address), ...transactionFields },
+  { title: "call object", additionalProperties: false },
+);
+export const TransactionObject = Type.Object(
+  { from: Address, ...transactionFields },
+  { title: "transaction object", additionalProperties: false },
+);
+export const StateOverride = Type.Record(Type.String({ pattern: "^0x[0-9a-fA-F]{40}$" }), Type.Unknown(), {
+  title: "state override",
+});
+
+const TopicEntry = Type.Union([Type.Null(), Hash32, Type.Array(Type.Union([Hash32, Type.Null()]))]);
+export const FilterObject = Type.Object(
+  {
+    fromBlock: Type.Optional(BlockNumberOrTag),
+    toBlock: Type.Optional(BlockNumberOrTag),
+    blockHash: Type.Optional(Hash32),
+    address: Type.Optional(Type.Union([Address, Type.Array(Address)])),
+    topics: Type.Optional(Type.Array(TopicEntry, { maxItems: 4 })),
+  },
+  { title: "filter object", additionalProperties: false },
+);
+
+export const HydratedFlag = Type.Boolean({
+  title: "full transactions",
+  description: "true for full objects",
+});
+export const BlockCount = Type.Union([Quantity, Type.Integer({ minimum: 1, maximum: 1024 })], {
+  title: "block count",
+});
+export const RewardPercentiles = Type.Array(Type.Number({ minimum: 0, maximum: 100 }), {
+  title: "reward percentiles",
+  maxItems: 100,
+});
+export const StorageSlots = Type.Array(StorageSlot, { title: "storage keys" });
+export const TypedData = Type.Union([Type.String(), Type.Record(Type.String(), Type.Unknown())], {
+  title: "typed data",
+});
+
+export type ParamSchema = TSchema;

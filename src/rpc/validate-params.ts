@@ -1,0 +1,69 @@
+/** Compiles a method's parameter list into a validator that names the expected shape on failure. */
+import type { TSchema } from "@sinclair/typebox";
+import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
+import type { MethodSpec } from "./method-table.js";
+import { invalidParams } from "./rpc-errors.js";
+
+export type ParamsValidator = (params: unknown) => unknown[];
+
+function describe(schema: TSchema): string {
+  return (
+    (schema.description as string | undefined) ?? (schema.title as string | undefined) ?? "a valid value"
+  );
+}
+
+function preview(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+export function shapeOf(spec: MethodSpec): string {
+  return `[${spec.params.map((p) => (p.required ? p.name : `${p.name}?`)).join(", ")}]`;
+}
+
+export function compileParams(spec: MethodSpec): ParamsValidator {
+  const checks: TypeCheck<TSchema>[] = spec.params.map((p) => TypeCompiler.Compile(p.schema));
+  const shape = shapeOf(spec);
+  const fail = (detail: string) =>
+    invalidParams(`${spec.name} expects ${shape}: ${detail}`, { expected: shape });
+
+  return (params) => {
+    const list = params === undefined || params === null ? [] : params;
+    if (!Array.isArray(list)) throw fail("params must be an array");
+    if (list.length > spec.params.length) {
+      throw fail(`too many params (${list.length}, at most ${spec.params.length})`);
+    }
+    const out: unknown[] = [];
+    for (let i = 0; i < spec.params.length; i++) {
+      const param = spec.params[i]!;
+      const value = list[i];
+      const absent = i >= list.length || (value === null && !param.required);
+      if (absent) {
+        if (param.required) throw fail(`missing params[${i}] (${param.name})`);
+        if (param.default !== undefined) {
+          out.push(param.default);
+          continue;
+        }
+        // An absent optional keeps its place only when a later parameter is given.
+        if (!list.slice(i + 1).some((v) => v !== null && v !== undefined)) break;
+        out.push(null);
+        continue;
+      }
+      const check = checks[i]!;
+      if (!check.Check(value)) {
+        const first = check.Errors(value).First();
+        const inner = first && first.path !== "" ? ` (at ${first.path}: ${first.message})` : "";
+        throw fail(
+          `params[${i}] (${param.name}) must be ${describe(param.schema)}${inner}; got ${preview(value)}`,
+        );
+      }
+      out.push(value);
+    }
+    return out;
+  };
+}

@@ -1,0 +1,91 @@
+/** Opens the store (SQLite file by default, PostgreSQL with a URL) and runs migrations. */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import SQLite from "better-sqlite3";
+import {
+  Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+} from "kysely";
+import pg from "pg";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import { MIGRATIONS } from "./migrations/index.js";
+import type { Database } from "./schema.js";
+
+export type StoreKind = "sqlite" | "postgres";
+
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly kind: StoreKind;
+  close(): Promise<void>;
+}
+
+export type StoreLocation = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+function postgresPool(url: string): pg.Pool {
+  // Block numbers and epoch-ms timestamps are bigint columns; they fit a JS number exactly.
+  const types = {
+    getTypeParser(oid: number, format?: "text" | "binary") {
+      if (oid === INT8_OID) return (value: string) => Number(value);
+      if (oid === NUMERIC_OID) return (value: string) => value;
+      return format === "binary"
+        ? pg.types.getTypeParser(oid, "binary")
+        : pg.types.getTypeParser(oid, "text");
+    },
+  } as pg.CustomTypesConfig;
+  return new pg.Pool({ connectionString: url, max: 10, types });
+}
+
+export async function openStore(location: StoreLocation): Promise<Store> {
+  let db: Kysely<Database>;
+  try {
+    if (location.kind === "sqlite") {
+      if (location.path !== ":memory:") mkdirSync(dirname(location.path), { recursive: true });
+      const sqlite = new SQLite(location.path);
+      sqlite.pragma("journal_mode = WAL");
+      sqlite.pragma("busy_timeout = 5000");
+      sqlite.pragma("synchronous = NORMAL");
+      sqlite.defaultSafeIntegers(false);
+      db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    } else {
+      const pool = postgresPool(location.url);
+      // Fail fast with a clear message instead of on the first request.
+      const client = await pool.connect();
+      client.release();
+      db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    }
+  } catch (error) {
+    throw new ChaingateError(`Cannot open the ${location.kind} store: ${(error as Error).message}`, {
+      code: "STORE_UNAVAILABLE",
+      status: 503,
+      retryable: true,
+      cause: error,
+    });
+  }
+  await migrate(db);
+  return { db, kind: location.kind, close: () => db.destroy() };
+}
+
+class StaticMigrations implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return MIGRATIONS;
+  }
+}
+
+async function migrate(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider: new StaticMigrations() });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
+    throw new ChaingateError(`Database migration ${failed} failed: ${(error as Error).message}`, {
+      code: "MIGRATION_FAILED",
+      cause: error,
+    });
+  }
+}

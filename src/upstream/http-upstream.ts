@@ -1,0 +1,110 @@
+/** One node reached over HTTP: sends JSON-RPC calls and sorts failures into faults and answers. */
+import { Pool } from "undici";
+import { NodeRpcError, upstreamUnavailable } from "../rpc/rpc-errors.js";
+
+export interface UpstreamCall {
+  method: string;
+  params: readonly unknown[];
+}
+
+/** JSON-RPC codes that mean "try again later" rather than a deterministic answer. */
+const FAULT_RPC_CODES = new Set([-32005, -32097, 429]);
+const FAULT_MESSAGE = /rate limit|too many requests|capacity|temporarily unavailable|timeout|timed out/i;
+
+export class HttpUpstream {
+  readonly url: string;
+  readonly label: string;
+  private readonly pool: Pool;
+  private readonly path: string;
+  private nextId = 1;
+
+  constructor(
+    url: string,
+    private readonly timeoutMs: number,
+  ) {
+    const parsed = new URL(url);
+    this.url = url;
+    // Labels go to logs and metrics: never include credentials embedded in the URL.
+    this.label = `${parsed.protocol}//${parsed.host}${parsed.pathname === "/" ? "" : parsed.pathname}`;
+    this.path = `${parsed.pathname}${parsed.search}`;
+    this.pool = new Pool(parsed.origin, {
+      connections: 64,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    if (parsed.username || parsed.password) {
+      this.authorization = `Basic ${Buffer.from(
+        `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`,
+      ).toString("base64")}`;
+    }
+  }
+
+  private readonly authorization: string | undefined;
+
+  /** Sends one call; resolves to the node's `result`, throws NodeRpcError for answers, retryable errors for faults. */
+  async call({ method, params }: UpstreamCall): Promise<unknown> {
+    const id = this.nextId++;
+    const body = JSON.stringify({ jsonrpc: "2.0", id, method, params });
+    let text: string;
+    let status: number;
+    try {
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (this.authorization) headers.authorization = this.authorization;
+      const response = await this.pool.request({
+        path: this.path,
+        method: "POST",
+        headers,
+        body,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      status = response.statusCode;
+      text = await response.body.text();
+    } catch (error) {
+      throw upstreamUnavailable(`${this.label}: ${describeTransportError(error)}`, error);
+    }
+    if (status === 429 || status >= 500) {
+      throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw upstreamUnavailable(`${this.label} answered HTTP ${status} with a body that is not JSON`, error);
+    }
+    if (typeof parsed !== "object" || parsed === null) {
+      throw upstreamUnavailable(`${this.label} answered a JSON-RPC envelope that is not an object`);
+    }
+    const envelope = parsed as {
+      result?: unknown;
+      error?: { code?: unknown; message?: unknown; data?: unknown };
+    };
+    if (envelope.error !== undefined && envelope.error !== null) {
+      const code = typeof envelope.error.code === "number" ? envelope.error.code : -32603;
+      const message = typeof envelope.error.message === "string" ? envelope.error.message : "node error";
+      if (FAULT_RPC_CODES.has(code) || FAULT_MESSAGE.test(message)) {
+        throw upstreamUnavailable(`${this.label}: ${message}`);
+      }
+      throw new NodeRpcError(code, message, envelope.error.data);
+    }
+    if (status !== 200) throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);
+    if (!("result" in envelope)) {
+      throw upstreamUnavailable(`${this.label} answered an envelope without result or error`);
+    }
+    return envelope.result;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+function describeTransportError(error: unknown): string {
+  if (error instanceof Error) {
+    if (error.name === "TimeoutError" || error.name === "AbortError") return "timed out";
+    const code = (error as { code?: unknown }).code;
+    return typeof code === "string" ? `${code} ${error.message}` : error.message;
+  }
+  return String(error);
+}
