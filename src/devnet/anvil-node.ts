@@ -49,8 +49,8 @@ function alive(pid: number): boolean {
 
 function isOurAnvil(pid: number, statePath: string): boolean {
   try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-    return cmdline.includes("anvil") && cmdline.includes(statePath);
+    const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    return argv[0]?.endsWith("anvil") === true && argv.includes(statePath);
   } catch {
     return false;
   }

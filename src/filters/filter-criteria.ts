@@ -1,5 +1,4 @@
 /** Log filter criteria as stored, and how a poll turns them into one eth_getLogs range. */
-import { invalidParams } from "../rpc/rpc-errors.js";
 
 export interface LogCriteria {
   fromBlock?: string;
@@ -9,18 +8,20 @@ export interface LogCriteria {
   topics?: (string | null | (string | null)[])[];
 }
 
-export function checkCriteria(criteria: LogCriteria): void {
+/** What is wrong with criteria that passed the schema, or undefined; shared by eth_newFilter and eth_getLogs. */
+export function criteriaProblem(criteria: LogCriteria): string | undefined {
   if (
     criteria.blockHash !== undefined &&
     (criteria.fromBlock !== undefined || criteria.toBlock !== undefined)
   ) {
-    throw invalidParams("a filter takes either blockHash or fromBlock/toBlock, not both");
+    return "params[0] (filter) takes either blockHash or fromBlock/toBlock, not both";
   }
   const from = numericBlock(criteria.fromBlock);
   const to = numericBlock(criteria.toBlock);
   if (from !== undefined && to !== undefined && from > to) {
-    throw invalidParams(`fromBlock ${criteria.fromBlock} is after toBlock ${criteria.toBlock}`);
+    return `params[0] (filter) fromBlock ${criteria.fromBlock} is after toBlock ${criteria.toBlock}`;
   }
+  return undefined;
 }
 
 /** The number of a hex block parameter, or undefined for a tag. */

@@ -4,7 +4,7 @@ import { filterNotFound, NodeRpcError } from "../rpc/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { checkCriteria, type LogCriteria, matchPart, numericBlock, toHex } from "./filter-criteria.js";
+import { type LogCriteria, matchPart, numericBlock, toHex } from "./filter-criteria.js";
 
 export interface FilterServiceOptions {
   store: Store;
@@ -32,7 +32,6 @@ export class FilterService {
         return this.install(chain, "block", null, await head(chain));
       case "eth_newFilter": {
         const criteria = params[0] as LogCriteria;
-        checkCriteria(criteria);
         // A blockHash filter has exactly one block of changes; start just before everything.
         return this.install(chain, "log", criteria, criteria.blockHash ? -1 : await head(chain));
       }

@@ -3,6 +3,7 @@ import { keccak256 } from "viem";
 import type { FilterService } from "../filters/filter-service.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { METHODS, METHODS_BY_NAME } from "./method-table.js";
+import { RESULT_NORMALIZERS } from "./normalize-results.js";
 import { methodNotFound, NodeRpcError } from "./rpc-errors.js";
 import { compileParams, type ParamsValidator } from "./validate-params.js";
 
@@ -28,7 +29,9 @@ export class RpcDispatcher {
     const checked = validate(params);
     if (spec.handler === "filters") return this.deps.filters.handle(chain, method, checked);
     if (method === "eth_sendRawTransaction") return sendRaw(chain, checked[0] as `0x${string}`);
-    return chain.pool.call({ method, params: checked });
+    const result = await chain.pool.call({ method, params: checked });
+    const normalize = RESULT_NORMALIZERS[method];
+    return normalize ? normalize(result) : result;
   }
 }
 

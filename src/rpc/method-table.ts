@@ -1,5 +1,6 @@
 /** The method table: one row per node method drives Native paths, POST /, validation, caching and OpenAPI. */
 import type { TSchema } from "@sinclair/typebox";
+import { criteriaProblem, type LogCriteria } from "../filters/filter-criteria.js";
 import {
   Address,
   BlockCount,
@@ -46,6 +47,8 @@ export interface MethodSpec {
   readonly inSpec: boolean;
   readonly handler: MethodHandler;
   readonly cache: CachePolicy;
+  /** Checks across parameters that a schema cannot express; returns the problem or undefined. */
+  readonly refine?: (params: readonly unknown[]) => string | undefined;
 }
 
 const req = (name: string, schema: TSchema): ParamSpec => ({ name, schema, required: true });
@@ -297,15 +300,16 @@ const CLIENT_METHODS: Row[] = [
   ],
 ];
 
+const REFINERS: Readonly<Record<string, MethodSpec["refine"]>> = {
+  eth_getLogs: (params) => criteriaProblem(params[0] as LogCriteria),
+  eth_newFilter: (params) => criteriaProblem(params[0] as LogCriteria),
+};
+
 function toSpec(inSpec: boolean) {
-  return ([name, summary, params, handler, cache]: Row): MethodSpec => ({
-    name,
-    summary,
-    params,
-    inSpec,
-    handler,
-    cache,
-  });
+  return ([name, summary, params, handler, cache]: Row): MethodSpec => {
+    const refine = REFINERS[name];
+    return { name, summary, params, inSpec, handler, cache, ...(refine ? { refine } : {}) };
+  };
 }
 
 export const METHODS: readonly MethodSpec[] = [

@@ -64,6 +64,8 @@ export function compileParams(spec: MethodSpec): ParamsValidator {
       }
       out.push(value);
     }
+    const problem = spec.refine?.(out);
+    if (problem) throw fail(problem);
     return out;
   };
 }

@@ -1,0 +1,140 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ConfigError, helpText, loadConfig } from "./load-config.js";
+import { OPTIONS } from "./options.js";
+
+function problemsOf(fn: () => unknown): readonly string[] {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("configuration", () => {
+  it("has the documented defaults and runs the embedded devnet without upstreams", () => {
+    const config = loadConfig({ env: {}, argv: [] });
+    expect(config).toMatchObject({
+      port: 8545,
+      host: "127.0.0.1",
+      dataDir: "./.chaingate",
+      databaseUrl: undefined,
+      chains: undefined,
+      homeChainId: 1001,
+      filterIdleSeconds: 300,
+      kdf: "standard",
+    });
+    expect(config.devnet.chainIds).toEqual([1001, 1002]);
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.devnet)).toBe(true);
+  });
+
+  it("takes flags over the environment over the file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "chaingate-config-"));
+    const file = join(dir, "c.json");
+    writeFileSync(file, JSON.stringify({ port: 1111, host: "0.0.0.0", logLevel: "debug" }));
+    const config = loadConfig({
+      env: { CHAINGATE_CONFIG: file, PORT: "2222", HOST: "::1" },
+      argv: ["--port", "3333"],
+    });
+    expect(config.port).toBe(3333);
+    expect(config.host).toBe("::1");
+    expect(config.logLevel).toBe("debug");
+    expect(loadConfig({ env: {}, argv: ["--port=4444"] }).port).toBe(4444);
+  });
+
+  it("fronts real nodes from CHAINGATE_UPSTREAMS", () => {
+    const config = loadConfig({ env: { CHAINGATE_UPSTREAMS: "http://a:8545, https://b/rpc" } });
+    expect(config.chains).toEqual([{ upstreams: [{ url: "http://a:8545" }, { url: "https://b/rpc" }] }]);
+  });
+
+  it("reads several chains with several upstreams from a config file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "chaingate-config-"));
+    const file = join(dir, "c.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        homeChainId: 10,
+        chains: [
+          { chainId: 1, upstreams: ["http://a", { url: "http://b", ws: "ws://b" }] },
+          { chainId: 10, name: "op", upstreams: [{ url: "https://c" }] },
+        ],
+      }),
+    );
+    const config = loadConfig({ env: {}, argv: ["--config", file] });
+    expect(config.homeChainId).toBe(10);
+    expect(config.chains?.[0]?.upstreams).toEqual([{ url: "http://a" }, { url: "http://b", ws: "ws://b" }]);
+  });
+
+  it("names every bad field at once", () => {
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: {
+          PORT: "abc",
+          DATABASE_URL: "mysql://x",
+          CHAINGATE_UPSTREAMS: "ftp://node",
+          LOG_LEVEL: "loud",
+          CHAINGATE_KDF: "none",
+        },
+        argv: ["--batch-limit", "0", "--bogus=1"],
+      }),
+    );
+    expect(problems.join("\n")).toMatch(/PORT: must be an integer/);
+    expect(problems.join("\n")).toMatch(/DATABASE_URL: "mysql:\/\/x" must use postgres or postgresql/);
+    expect(problems.join("\n")).toMatch(/CHAINGATE_UPSTREAMS: "ftp:\/\/node" must use http or https/);
+    expect(problems.join("\n")).toMatch(/LOG_LEVEL: must be one of/);
+    expect(problems.join("\n")).toMatch(/CHAINGATE_KDF/);
+    expect(problems.join("\n")).toMatch(/--batch-limit: must be an integer from 1/);
+    expect(problems.join("\n")).toMatch(/unknown argument "--bogus=1"/);
+    expect(problems).toHaveLength(7);
+  });
+
+  it("rejects bad config files with the file's path and the field", () => {
+    const dir = mkdtempSync(join(tmpdir(), "chaingate-config-"));
+    const file = join(dir, "c.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ chains: [{ chainId: -1, upstreams: [] }], colour: "blue", homeChainId: 7 }),
+    );
+    const problems = problemsOf(() => loadConfig({ env: {}, argv: ["--config", file] })).join("\n");
+    expect(problems).toMatch(/unknown key "colour"/);
+    expect(problems).toMatch(/chains\[0\]\.chainId must be a positive integer/);
+    expect(problems).toMatch(/chains\[0\]\.upstreams must be a non-empty array/);
+    writeFileSync(file, "{not json");
+    expect(problemsOf(() => loadConfig({ env: {}, argv: ["--config", file] })).join()).toMatch(
+      /not valid JSON/,
+    );
+    expect(
+      problemsOf(() => loadConfig({ env: {}, argv: ["--config", join(dir, "missing.json")] })).join(),
+    ).toMatch(/cannot be read/);
+  });
+
+  it("never accepts an out-of-range or non-numeric port (property)", () => {
+    fc.assert(
+      fc.property(fc.string(), (raw) => {
+        const valid = /^\s*\d+\s*$/.test(raw) && Number(raw.trim()) <= 65535;
+        if (raw === "") return true; // empty env values count as unset
+        try {
+          const config = loadConfig({ env: { PORT: raw } });
+          return valid && config.port === Number(raw.trim());
+        } catch (error) {
+          return !valid && error instanceof ConfigError && error.problems[0]!.startsWith("PORT:");
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("lists every option in --help", () => {
+    const help = helpText();
+    for (const option of OPTIONS) {
+      expect(help).toContain(option.flag);
+      expect(help).toContain(option.env);
+    }
+  });
+});

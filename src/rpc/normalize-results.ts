@@ -1,0 +1,20 @@
+/** Fixes known node deviations from the execution-apis standard, so clients always see standard results. */
+
+type Receipt = Record<string, unknown>;
+
+/**
+ * anvil adds a top-level `blockTimestamp` to receipts as a JSON number; the standard's receipt
+ * schema has no such field (and no other field is a number), so strict clients reject it. The
+ * value duplicates the block's timestamp, so dropping it loses nothing.
+ */
+function standardReceipt(receipt: unknown): unknown {
+  if (typeof receipt !== "object" || receipt === null || Array.isArray(receipt)) return receipt;
+  if (typeof (receipt as Receipt).blockTimestamp !== "number") return receipt;
+  const { blockTimestamp: _dropped, ...rest } = receipt as Receipt;
+  return rest;
+}
+
+export const RESULT_NORMALIZERS: Readonly<Record<string, (result: unknown) => unknown>> = {
+  eth_getTransactionReceipt: standardReceipt,
+  eth_getBlockReceipts: (result) => (Array.isArray(result) ? result.map(standardReceipt) : result),
+};

@@ -1,0 +1,14 @@
+/** Tiny hand-assembled contracts and anvil's well-known dev accounts, for tests that need logs and reverts. */
+
+/** anvil's first default account (mnemonic "test test ... junk"); public knowledge, devnet only. */
+export const DEV_ACCOUNT = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" as const;
+export const DEV_PRIVATE_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80" as const;
+export const DEV_ACCOUNT_2 = "0x70997970C51812DC3A010C7901B1FCcCCc3F7Aa2" as const;
+
+export const EMITTER_TOPIC = `0x${"ab".repeat(32)}` as const;
+
+/** Creation code whose runtime emits LOG1(EMITTER_TOPIC) with empty data on every call. */
+export const EMITTER_INIT_CODE = `0x602780600b6000396000f37f${"ab".repeat(32)}60006000a100` as const;
+
+/** Creation code whose runtime always reverts with the 4 bytes 0xdeadbeef. */
+export const REVERTER_INIT_CODE = "0x600d80600b6000396000f363deadbeef6000526004601cfd" as const;

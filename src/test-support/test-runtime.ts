@@ -1,0 +1,59 @@
+/** A whole chaingate on the embedded devnet in a temp dir, listening on a free port, for integration tests. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { loadConfig } from "../config/load-config.js";
+import { type Runtime, startChaingate } from "../runtime.js";
+import { type StoreTarget, type TempStore, tempStore } from "./stores.js";
+
+export interface TestRuntime extends Runtime {
+  dataDir: string;
+  /** POSTs a JSON body (or raw text) and returns status and parsed JSON answer. */
+  post(
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; json: unknown }>;
+  close(): Promise<void>;
+}
+
+export async function startTestRuntime(
+  options: { store?: StoreTarget | TempStore; env?: Record<string, string>; dataDir?: string } = {},
+): Promise<TestRuntime> {
+  // A TempStore passed in is the caller's to drop (tests that restart chaingate on the same store).
+  const external = typeof options.store === "object";
+  const store =
+    typeof options.store === "object" ? options.store : await tempStore(options.store ?? "sqlite");
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "chaingate-test-"));
+  const config = loadConfig({
+    env: {
+      PORT: "0",
+      CHAINGATE_DATA_DIR: dataDir,
+      CHAINGATE_KDF: "light",
+      LOG_LEVEL: "silent",
+      ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
+      ...options.env,
+    },
+  });
+  const runtime = await startChaingate(config, { logger: pino({ level: "silent" }) });
+  const post = async (path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${runtime.url}${path}`, {
+      method: "POST",
+      headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
+      ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, json: text === "" ? undefined : JSON.parse(text) };
+  };
+  return {
+    ...runtime,
+    dataDir,
+    post,
+    close: async () => {
+      await runtime.stop();
+      if (!external) await store.drop();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
