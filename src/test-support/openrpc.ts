@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import Ajv2019 from "ajv/dist/2019.js";
 
 const SPEC_PATH = fileURLToPath(
-  new URL("../../../shared/spec/ethereum-execution-apis.openrpc.json", import.meta.url),
+  new URL("../../test/fixtures/ethereum-execution-apis.openrpc.json", import.meta.url),
 );
 
 interface OpenRpcDoc {
