@@ -8,11 +8,14 @@ import { healthRoutes } from "./http/health-routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { fromFastifyError, problemOf } from "./http/problem.js";
 import { rpcRoutes } from "./http/rpc-routes.js";
+import { formatValidationErrors } from "./http/validation-errors.js";
+import { walletRoutes } from "./http/wallet-routes.js";
 import { RpcDispatcher } from "./rpc/dispatcher.js";
 import { errorText } from "./rpc/envelope.js";
 import { methodNotFound } from "./rpc/rpc-errors.js";
 import type { Store } from "./store/database.js";
 import type { ChainRegistry } from "./upstream/chain-registry.js";
+import type { WalletService } from "./wallets/wallet-service.js";
 
 export interface AppDeps {
   config: Config;
@@ -20,6 +23,7 @@ export interface AppDeps {
   store: Store;
   chains: ChainRegistry;
   filters: FilterService;
+  wallets: WalletService;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -33,6 +37,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: 30_000,
     connectionTimeout: 60_000,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    schemaErrorFormatter: formatValidationErrors,
   });
 
   app.addHook("onSend", async (request, reply) => {
@@ -77,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     batchLimit: config.batchLimit,
     bodyLimit: config.bodyLimit,
   });
+  await app.register(walletRoutes, { wallets: deps.wallets, maxAddresses: config.maxAddressesPerWallet });
   await app.register(healthRoutes, { chains: deps.chains, startedAt: Date.now() });
   return app;
 }

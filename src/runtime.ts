@@ -5,14 +5,19 @@ import { type Logger, pino } from "pino";
 import { buildApp } from "./app.js";
 import type { Config } from "./config/config.js";
 import { type Devnet, startDevnet } from "./devnet/devnet.js";
+import { devnetFunder } from "./devnet/fund-addresses.js";
 import { ChaingateError } from "./errors/chaingate-error.js";
 import { FilterService } from "./filters/filter-service.js";
+import { KeyDeriver } from "./keys/kdf.js";
+import { UnlockCache } from "./keys/unlock-cache.js";
 import { openStore, type Store } from "./store/database.js";
 import { type Chain, ChainRegistry } from "./upstream/chain-registry.js";
 import { UpstreamPool } from "./upstream/upstream-pool.js";
+import { WalletService } from "./wallets/wallet-service.js";
 
 export interface Runtime {
   readonly app: FastifyInstance;
+  readonly wallets: WalletService;
   readonly url: string;
   readonly config: Config;
   readonly chains: ChainRegistry;
@@ -126,7 +131,23 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     sweeper.unref();
     cleanups.push(async () => clearInterval(sweeper));
 
-    const app = await buildApp({ config, logger, store, chains, filters });
+    const unlockCache = new UnlockCache(config.unlockCacheSeconds * 1000);
+    const pruner = setInterval(() => unlockCache.prune(), 30_000);
+    pruner.unref();
+    cleanups.push(async () => {
+      clearInterval(pruner);
+      unlockCache.clear();
+    });
+    const wallets = new WalletService({
+      store,
+      deriver: new KeyDeriver(config.scryptConcurrency),
+      cache: unlockCache,
+      kdf: config.kdf,
+      maxAddresses: config.maxAddressesPerWallet,
+      ...(devnet && config.devnet.fundWallets ? { onAddressesCreated: devnetFunder(chains) } : {}),
+    });
+
+    const app = await buildApp({ config, logger, store, chains, filters, wallets });
     cleanups.push(() => app.close());
     let url = "";
     if (options.listen !== false) {
@@ -138,7 +159,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       { url, chains: chainList.map((c) => c.chainId), home: chains.homeChainId, store: store.kind },
       "chaingate ready",
     );
-    return { app, url, config, chains, store, devnet, stop };
+    return { app, wallets, url, config, chains, store, devnet, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -33,6 +33,8 @@ export interface Config {
   };
   readonly kdf: "standard" | "light";
   readonly maxAddressesPerWallet: number;
+  readonly unlockCacheSeconds: number;
+  readonly scryptConcurrency: number;
 }
 
 export const DEVNET_HOME_CHAIN_ID = 1001;

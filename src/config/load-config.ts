@@ -31,6 +31,8 @@ const DEFAULTS: OptionValues = {
   devnetFundWallets: true,
   kdf: "standard",
   maxAddressesPerWallet: 100,
+  unlockCacheSeconds: 300,
+  scryptConcurrency: 2,
 };
 
 /** Splits argv into `--flag value` / `--flag=value` pairs; unknown flags are problems, not ignored. */
@@ -191,6 +193,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     },
     kdf: v.kdf as Config["kdf"],
     maxAddressesPerWallet: v.maxAddressesPerWallet,
+    unlockCacheSeconds: v.unlockCacheSeconds,
+    scryptConcurrency: v.scryptConcurrency,
   };
   return deepFreeze(config);
 }

@@ -29,6 +29,8 @@ export interface OptionValues {
   devnetFundWallets: boolean;
   kdf: string;
   maxAddressesPerWallet: number;
+  unlockCacheSeconds: number;
+  scryptConcurrency: number;
 }
 
 function integer(min: number, max: number): OptionSpec["parse"] {
@@ -208,5 +210,21 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "largest address_quantity accepted by POST /wallet",
     defaultText: "100",
     parse: integer(1, 10_000),
+  },
+  {
+    key: "unlockCacheSeconds",
+    env: "CHAINGATE_UNLOCK_CACHE_SECONDS",
+    flag: "--unlock-cache-seconds",
+    help: "after a correct password, keep the derived key in memory this long (0 disables)",
+    defaultText: "300",
+    parse: integer(0, 86_400),
+  },
+  {
+    key: "scryptConcurrency",
+    env: "CHAINGATE_SCRYPT_CONCURRENCY",
+    flag: "--scrypt-concurrency",
+    help: "most key derivations at once (each takes 256 MiB at the standard setting); the rest wait",
+    defaultText: "2",
+    parse: integer(1, 16),
   },
 ];

@@ -19,6 +19,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: "Native", description: "The spec's node methods, one path each" },
         { name: "Native (client methods)", description: "Further node methods client libraries need" },
         { name: "JSON-RPC", description: "Standard JSON-RPC 2.0 endpoint" },
+        { name: "Wallets", description: "Keystore v3 custody wallets; errors are problem bodies" },
         { name: "Operations", description: "Health and documentation" },
       ],
     },

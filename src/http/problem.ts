@@ -51,6 +51,14 @@ export function problemOf(error: unknown): Problem {
   };
 }
 
+/** Stable names for Fastify's own request errors (its FST_ codes are an implementation detail). */
+const FASTIFY_CODES: Record<string, string> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: "INVALID_JSON",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "INVALID_JSON",
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "INVALID_CONTENT_LENGTH",
+};
+
 /** Translates Fastify's own errors (validation, body limits) into ChaingateErrors at the boundary. */
 export function fromFastifyError(error: unknown, bodyLimit: number): unknown {
   if (error instanceof ChaingateError) return error;
@@ -72,7 +80,7 @@ export function fromFastifyError(error: unknown, bodyLimit: number): unknown {
   }
   if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
     return new ChaingateError(e.message ?? "bad request", {
-      code: (e.code ?? "BAD_REQUEST").replace(/^FST_ERR_/, ""),
+      code: FASTIFY_CODES[e.code ?? ""] ?? (e.code ?? "BAD_REQUEST").replace(/^FST_ERR_/, ""),
       status: e.statusCode,
       rpcCode: -32600,
     });

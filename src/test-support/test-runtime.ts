@@ -19,7 +19,13 @@ export interface TestRuntime extends Runtime {
 }
 
 export async function startTestRuntime(
-  options: { store?: StoreTarget | TempStore; env?: Record<string, string>; dataDir?: string } = {},
+  options: {
+    store?: StoreTarget | TempStore;
+    env?: Record<string, string>;
+    dataDir?: string;
+    /** Receives every log line (JSON) at debug level, for tests that inspect logs. */
+    logLines?: string[];
+  } = {},
 ): Promise<TestRuntime> {
   // A TempStore passed in is the caller's to drop (tests that restart chaingate on the same store).
   const external = typeof options.store === "object";
@@ -36,7 +42,10 @@ export async function startTestRuntime(
       ...options.env,
     },
   });
-  const runtime = await startChaingate(config, { logger: pino({ level: "silent" }) });
+  const logger = options.logLines
+    ? pino({ level: "debug" }, { write: (line: string) => void options.logLines!.push(line) })
+    : pino({ level: "silent" });
+  const runtime = await startChaingate(config, { logger });
   const post = async (path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${runtime.url}${path}`, {
       method: "POST",

@@ -1,7 +1,9 @@
 /** The ordered list of migrations; names sort in the order they must run. */
 import type { Migration } from "kysely";
 import * as filters from "./001-filters.js";
+import * as wallets from "./002-wallets.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
+  "002-wallets": wallets,
 };

@@ -1,0 +1,86 @@
+/** The Wallets group: GET /wallet, POST /wallet, GET /wallet/{id}?index=. */
+import type { Static } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
+import { Ajv } from "ajv";
+import type { FastifyPluginAsync } from "fastify";
+import {
+  createWalletBodySchema,
+  ProblemSchema,
+  WalletParamsSchema,
+  WalletQuerySchema,
+  WalletRecordSchema,
+} from "../wallets/wallet-schemas.js";
+import type { WalletService } from "../wallets/wallet-service.js";
+
+export interface WalletRoutesOptions {
+  wallets: WalletService;
+  maxAddresses: number;
+}
+
+const problems = { 400: ProblemSchema, 404: ProblemSchema, 413: ProblemSchema, 500: ProblemSchema };
+
+export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
+  app,
+  { wallets, maxAddresses },
+) => {
+  // Bodies are strict (a "5" is not a number); query strings are text, so they are coerced.
+  // int32 is documentation for OpenAPI; the schemas' minimum/maximum already bound the value.
+  const formats = { int32: true } as const;
+  const strict = new Ajv({ allErrors: true, coerceTypes: false, strict: false, useDefaults: false, formats });
+  const coercing = new Ajv({ allErrors: true, coerceTypes: true, strict: false, formats });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === "body" ? strict.compile(schema) : coercing.compile(schema),
+  );
+
+  const CreateBody = createWalletBodySchema(maxAddresses);
+  const Records = Type.Array(WalletRecordSchema);
+
+  app.get(
+    "/wallet",
+    {
+      schema: {
+        tags: ["Wallets"],
+        summary: "Lists every address record of every wallet",
+        operationId: "listWallets",
+        response: { 200: Records, 500: ProblemSchema },
+      },
+    },
+    async () => wallets.list(),
+  );
+
+  app.post<{ Body: Static<typeof CreateBody> }>(
+    "/wallet",
+    {
+      schema: {
+        tags: ["Wallets"],
+        summary: "Creates (or imports) a keystore v3 wallet with address_quantity addresses",
+        operationId: "createWallet",
+        body: CreateBody,
+        response: { 200: Records, ...problems },
+      },
+    },
+    async (request) =>
+      wallets.create({
+        type: request.body.type,
+        password: request.body.password,
+        addressQuantity: request.body.address_quantity,
+        mnemonic: request.body.mnemonic,
+        keystore: request.body.keystore,
+      }),
+  );
+
+  app.get<{ Params: Static<typeof WalletParamsSchema>; Querystring: Static<typeof WalletQuerySchema> }>(
+    "/wallet/:id",
+    {
+      schema: {
+        tags: ["Wallets"],
+        summary: "The records of one wallet, or with ?index= the one record at that index",
+        operationId: "getWallet",
+        params: WalletParamsSchema,
+        querystring: WalletQuerySchema,
+        response: { 200: Records, ...problems },
+      },
+    },
+    async (request) => wallets.get(request.params.id, request.query.index),
+  );
+};

@@ -1,0 +1,283 @@
+/** Custody wallets: create or import, list, fetch, and unlock an address's key for signing. */
+import { randomUUID } from "node:crypto";
+import { bytesToHex, type LocalAccount } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import {
+  accountFromPrivateKey,
+  type DerivedAccount,
+  deriveAccounts,
+  mnemonicEntropy,
+  newMnemonic,
+  normalizeMnemonic,
+} from "../keys/hd-wallet.js";
+import { type KdfPreset, type KeyDeriver, newScryptParams, type ScryptParams } from "../keys/kdf.js";
+import { parseKeystore, seal, toKeystore, unseal } from "../keys/keystore-v3.js";
+import type { UnlockCache } from "../keys/unlock-cache.js";
+import type { Store } from "../store/database.js";
+import type { WalletAddressesTable, WalletsTable } from "../store/schema.js";
+import { addressNotFound, badWalletRequest, walletLocked, walletNotFound } from "./wallet-errors.js";
+
+export interface WalletRecord {
+  id: string;
+  type: "KEYSTORE_V3";
+  address: string;
+  public_key: string;
+  index: number;
+  data: string;
+}
+
+export interface CreateWalletInput {
+  type: string;
+  password: string | null | undefined;
+  addressQuantity: number;
+  /** Import: an existing BIP-39 phrase instead of a new seed. */
+  mnemonic?: string | undefined;
+  /** Import: one existing keystore v3 document (string or object), decrypted with `password`. */
+  keystore?: unknown;
+}
+
+export interface WalletServiceOptions {
+  store: Store;
+  deriver: KeyDeriver;
+  cache: UnlockCache;
+  kdf: KdfPreset;
+  maxAddresses: number;
+  /** Called with new addresses after they are stored (the devnet funds them). */
+  onAddressesCreated?: (addresses: readonly string[]) => Promise<void>;
+  now?: () => number;
+}
+
+export interface UnlockedAddress {
+  walletId: string;
+  index: number;
+  address: string;
+  account: LocalAccount;
+}
+
+/** Wrong passwords allowed before the wallet starts locking; then 1 s, 2 s, 4 s ... up to 5 minutes. */
+const FREE_ATTEMPTS = 5;
+const MAX_LOCK_MS = 5 * 60_000;
+
+export class WalletService {
+  private readonly now: () => number;
+
+  constructor(private readonly options: WalletServiceOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async create(input: CreateWalletInput, owner: string | null = null): Promise<WalletRecord[]> {
+    if (input.type !== "KEYSTORE_V3") {
+      throw badWalletRequest(
+        "INVALID_WALLET_TYPE",
+        `type must be KEYSTORE_V3, got ${JSON.stringify(input.type)}`,
+      );
+    }
+    const password = input.password;
+    if (typeof password !== "string" || password.length === 0) {
+      throw badWalletRequest(
+        "PASSWORD_REQUIRED",
+        "password is required for KEYSTORE_V3 wallets and must not be empty",
+      );
+    }
+    const quantity = input.addressQuantity;
+    if (!Number.isInteger(quantity) || quantity < 1 || quantity > this.options.maxAddresses) {
+      throw badWalletRequest(
+        "INVALID_ADDRESS_QUANTITY",
+        `address_quantity must be an integer from 1 to ${this.options.maxAddresses}`,
+      );
+    }
+    if (input.mnemonic !== undefined && input.keystore !== undefined) {
+      throw badWalletRequest("INVALID_IMPORT", "give either mnemonic or keystore, not both");
+    }
+
+    const kdf = newScryptParams(this.options.kdf);
+    let source: WalletsTable["source"];
+    let accounts: DerivedAccount[];
+    let entropy: Uint8Array | undefined;
+    if (input.keystore !== undefined) {
+      if (quantity !== 1) {
+        throw badWalletRequest(
+          "INVALID_ADDRESS_QUANTITY",
+          "a keystore import holds one key: address_quantity must be 1",
+        );
+      }
+      source = "keystore";
+      accounts = [accountFromPrivateKey(0, await this.openForeignKeystore(input.keystore, password))];
+    } else {
+      const mnemonic = input.mnemonic === undefined ? newMnemonic() : normalizeMnemonic(input.mnemonic);
+      source = input.mnemonic === undefined ? "generated" : "mnemonic";
+      entropy = mnemonicEntropy(mnemonic);
+      accounts = await deriveAccounts(mnemonic, 0, quantity);
+    }
+
+    // One scrypt for the whole wallet: every keystore shares the salt and so the derived key.
+    const derivedKey = await this.options.deriver.derive(password, kdf);
+    const id = randomUUID();
+    const createdAt = this.now();
+    const rows: WalletAddressesTable[] = accounts.map((account) => ({
+      wallet_id: id,
+      idx: account.index,
+      address: account.address,
+      public_key: account.publicKey,
+      keystore: JSON.stringify(toKeystore(account.privateKey, account.address, derivedKey, kdf)),
+      created_at: createdAt,
+    }));
+    for (const account of accounts) account.privateKey.fill(0);
+    const sealedSeed = entropy ? JSON.stringify(seal(entropy, derivedKey)) : null;
+    entropy?.fill(0);
+
+    await this.options.store.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("wallets")
+        .values({
+          id,
+          type: "KEYSTORE_V3",
+          source,
+          kdf: JSON.stringify(kdf),
+          sealed_seed: sealedSeed,
+          address_count: rows.length,
+          failed_attempts: 0,
+          locked_until: 0,
+          owner,
+          created_at: createdAt,
+        })
+        .execute();
+      await trx.insertInto("wallet_addresses").values(rows).execute();
+    });
+    this.options.cache.set(id, password, derivedKey);
+    derivedKey.fill(0);
+    await this.options.onAddressesCreated?.(rows.map((r) => r.address));
+    return rows.map(toRecord);
+  }
+
+  /** Decrypts an imported keystore with its own KDF; its password becomes the wallet's password. */
+  private async openForeignKeystore(keystore: unknown, password: string): Promise<Uint8Array> {
+    const parsed = parseKeystore(keystore);
+    const key = await this.options.deriver.derive(password, parsed.kdf);
+    const privateKey = unseal(parsed.sealed, key);
+    key.fill(0);
+    if (privateKey.length !== 32)
+      throw badWalletRequest("INVALID_KEYSTORE", "Invalid keystore: key is not 32 bytes");
+    if (parsed.address !== undefined) {
+      const actual = privateKeyToAccount(bytesToHex(privateKey)).address.toLowerCase().replace(/^0x/, "");
+      if (actual !== parsed.address.toLowerCase().replace(/^0x/, "")) {
+        throw badWalletRequest("INVALID_KEYSTORE", "Invalid keystore: its address does not match its key");
+      }
+    }
+    return privateKey;
+  }
+
+  async list(owner: string | null = null): Promise<WalletRecord[]> {
+    const rows = await this.options.store.db
+      .selectFrom("wallet_addresses")
+      .innerJoin("wallets", "wallets.id", "wallet_addresses.wallet_id")
+      .selectAll("wallet_addresses")
+      .$if(owner !== null, (q) => q.where("wallets.owner", "=", owner))
+      .orderBy("wallets.created_at")
+      .orderBy("wallet_addresses.wallet_id")
+      .orderBy("wallet_addresses.idx")
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  async get(id: string, index?: number, owner: string | null = null): Promise<WalletRecord[]> {
+    const wallet = await this.wallet(id, owner);
+    const rows = await this.options.store.db
+      .selectFrom("wallet_addresses")
+      .selectAll()
+      .where("wallet_id", "=", wallet.id)
+      .$if(index !== undefined, (q) => q.where("idx", "=", index!))
+      .orderBy("idx")
+      .execute();
+    if (index !== undefined && rows.length === 0) throw addressNotFound(id, index);
+    return rows.map(toRecord);
+  }
+
+  private async wallet(id: string, owner: string | null): Promise<WalletsTable> {
+    const wallet = await this.options.store.db
+      .selectFrom("wallets")
+      .selectAll()
+      .where("id", "=", id)
+      .executeTakeFirst();
+    // Another tenant's wallet is indistinguishable from a missing one.
+    if (!wallet || (owner !== null && wallet.owner !== owner)) throw walletNotFound(id);
+    return wallet;
+  }
+
+  /** Returns a signer for the address at `index`; a correct password is remembered for a while. */
+  async unlock(
+    id: string,
+    index: number,
+    password: string,
+    owner: string | null = null,
+  ): Promise<UnlockedAddress> {
+    const wallet = await this.wallet(id, owner);
+    const row = await this.options.store.db
+      .selectFrom("wallet_addresses")
+      .selectAll()
+      .where("wallet_id", "=", id)
+      .where("idx", "=", index)
+      .executeTakeFirst();
+    if (!row) throw addressNotFound(id, index);
+    const keystore = parseKeystore(row.keystore);
+
+    let derivedKey = this.options.cache.get(id, password);
+    if (!derivedKey) {
+      const now = this.now();
+      if (wallet.locked_until > now) throw walletLocked(Math.ceil((wallet.locked_until - now) / 1000));
+      derivedKey = await this.options.deriver.derive(password, JSON.parse(wallet.kdf) as ScryptParams);
+      try {
+        unseal(keystore.sealed, derivedKey);
+      } catch (error) {
+        if (error instanceof ChaingateError && error.code === "WRONG_PASSWORD")
+          await this.recordFailure(wallet);
+        derivedKey.fill(0);
+        throw error;
+      }
+      if (wallet.failed_attempts > 0) {
+        await this.options.store.db
+          .updateTable("wallets")
+          .set({ failed_attempts: 0, locked_until: 0 })
+          .where("id", "=", id)
+          .execute();
+      }
+      this.options.cache.set(id, password, derivedKey);
+    }
+    const privateKey = unseal(keystore.sealed, derivedKey);
+    const account = privateKeyToAccount(bytesToHex(privateKey));
+    privateKey.fill(0);
+    return { walletId: id, index, address: row.address, account };
+  }
+
+  /** Counts a wrong password in the store, so the limit holds across instances and API keys. */
+  private async recordFailure(wallet: WalletsTable): Promise<void> {
+    const db = this.options.store.db;
+    await db.transaction().execute(async (trx) => {
+      const current = await trx
+        .selectFrom("wallets")
+        .select(["failed_attempts"])
+        .where("id", "=", wallet.id)
+        .executeTakeFirst();
+      const failures = (current?.failed_attempts ?? 0) + 1;
+      const lockMs =
+        failures > FREE_ATTEMPTS ? Math.min(1000 * 2 ** (failures - FREE_ATTEMPTS - 1), MAX_LOCK_MS) : 0;
+      await trx
+        .updateTable("wallets")
+        .set({ failed_attempts: failures, locked_until: lockMs > 0 ? this.now() + lockMs : 0 })
+        .where("id", "=", wallet.id)
+        .execute();
+    });
+  }
+}
+
+function toRecord(row: WalletAddressesTable): WalletRecord {
+  return {
+    id: row.wallet_id,
+    type: "KEYSTORE_V3",
+    address: row.address,
+    public_key: row.public_key,
+    index: row.idx,
+    data: row.keystore,
+  };
+}
