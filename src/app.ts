@@ -8,12 +8,14 @@ import { healthRoutes } from "./http/health-routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { fromFastifyError, problemOf } from "./http/problem.js";
 import { rpcRoutes } from "./http/rpc-routes.js";
+import { transactionRoutes } from "./http/transaction-routes.js";
 import { formatValidationErrors } from "./http/validation-errors.js";
 import { walletRoutes } from "./http/wallet-routes.js";
 import { RpcDispatcher } from "./rpc/dispatcher.js";
 import { errorText } from "./rpc/envelope.js";
 import { methodNotFound } from "./rpc/rpc-errors.js";
 import type { Store } from "./store/database.js";
+import type { TransactionService } from "./tx/transaction-service.js";
 import type { ChainRegistry } from "./upstream/chain-registry.js";
 import type { WalletService } from "./wallets/wallet-service.js";
 
@@ -24,6 +26,7 @@ export interface AppDeps {
   chains: ChainRegistry;
   filters: FilterService;
   wallets: WalletService;
+  transactions: TransactionService;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -83,6 +86,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimit,
   });
   await app.register(walletRoutes, { wallets: deps.wallets, maxAddresses: config.maxAddressesPerWallet });
+  await app.register(transactionRoutes, {
+    transactions: deps.transactions,
+    store: deps.store,
+    bodyLimit: config.bodyLimit,
+  });
   await app.register(healthRoutes, { chains: deps.chains, startedAt: Date.now() });
   return app;
 }

@@ -11,6 +11,12 @@ import { FilterService } from "./filters/filter-service.js";
 import { KeyDeriver } from "./keys/kdf.js";
 import { UnlockCache } from "./keys/unlock-cache.js";
 import { openStore, type Store } from "./store/database.js";
+import { FeeOracle } from "./tx/fee-oracle.js";
+import { IdempotencyStore } from "./tx/idempotency.js";
+import { NonceLedger } from "./tx/nonce-ledger.js";
+import { TransactionPipeline } from "./tx/transaction-pipeline.js";
+import { TransactionService } from "./tx/transaction-service.js";
+import { TransactionTracker } from "./tx/transaction-tracker.js";
 import { type Chain, ChainRegistry } from "./upstream/chain-registry.js";
 import { UpstreamPool } from "./upstream/upstream-pool.js";
 import { WalletService } from "./wallets/wallet-service.js";
@@ -18,6 +24,8 @@ import { WalletService } from "./wallets/wallet-service.js";
 export interface Runtime {
   readonly app: FastifyInstance;
   readonly wallets: WalletService;
+  readonly pipeline: TransactionPipeline;
+  readonly tracker: TransactionTracker;
   readonly url: string;
   readonly config: Config;
   readonly chains: ChainRegistry;
@@ -147,7 +155,32 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       ...(devnet && config.devnet.fundWallets ? { onAddressesCreated: devnetFunder(chains) } : {}),
     });
 
-    const app = await buildApp({ config, logger, store, chains, filters, wallets });
+    const pipeline = new TransactionPipeline({
+      store,
+      ledger: new NonceLedger(store),
+      fees: new FeeOracle(),
+      gasMarginPercent: config.gasMarginPercent,
+      logger,
+    });
+    const transactions = new TransactionService({
+      wallets,
+      chains,
+      pipeline,
+      idempotency: new IdempotencyStore(store),
+    });
+    const tracker = new TransactionTracker({
+      store,
+      chains,
+      logger,
+      confirmations: config.confirmations,
+      intervalMs: config.trackerIntervalMs,
+      resendAfterMs: config.resendAfterSeconds * 1000,
+    });
+    // Started before the app answers: stored but unsent transactions (a crash) go out at once.
+    tracker.start();
+    cleanups.push(() => tracker.stop());
+
+    const app = await buildApp({ config, logger, store, chains, filters, wallets, transactions });
     cleanups.push(() => app.close());
     let url = "";
     if (options.listen !== false) {
@@ -159,7 +192,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       { url, chains: chainList.map((c) => c.chainId), home: chains.homeChainId, store: store.kind },
       "chaingate ready",
     );
-    return { app, wallets, url, config, chains, store, devnet, stop };
+    return { app, wallets, pipeline, tracker, url, config, chains, store, devnet, stop };
   } catch (error) {
     await stop();
     throw error;

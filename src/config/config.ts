@@ -35,6 +35,10 @@ export interface Config {
   readonly maxAddressesPerWallet: number;
   readonly unlockCacheSeconds: number;
   readonly scryptConcurrency: number;
+  readonly gasMarginPercent: number;
+  readonly confirmations: number;
+  readonly trackerIntervalMs: number;
+  readonly resendAfterSeconds: number;
 }
 
 export const DEVNET_HOME_CHAIN_ID = 1001;

@@ -33,6 +33,10 @@ const DEFAULTS: OptionValues = {
   maxAddressesPerWallet: 100,
   unlockCacheSeconds: 300,
   scryptConcurrency: 2,
+  gasMarginPercent: 20,
+  confirmations: 1,
+  trackerIntervalMs: 1000,
+  resendAfterSeconds: 30,
 };
 
 /** Splits argv into `--flag value` / `--flag=value` pairs; unknown flags are problems, not ignored. */
@@ -195,6 +199,10 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     maxAddressesPerWallet: v.maxAddressesPerWallet,
     unlockCacheSeconds: v.unlockCacheSeconds,
     scryptConcurrency: v.scryptConcurrency,
+    gasMarginPercent: v.gasMarginPercent,
+    confirmations: v.confirmations,
+    trackerIntervalMs: v.trackerIntervalMs,
+    resendAfterSeconds: v.resendAfterSeconds,
   };
   return deepFreeze(config);
 }

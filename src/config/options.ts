@@ -31,6 +31,10 @@ export interface OptionValues {
   maxAddressesPerWallet: number;
   unlockCacheSeconds: number;
   scryptConcurrency: number;
+  gasMarginPercent: number;
+  confirmations: number;
+  trackerIntervalMs: number;
+  resendAfterSeconds: number;
 }
 
 function integer(min: number, max: number): OptionSpec["parse"] {
@@ -226,5 +230,37 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "most key derivations at once (each takes 256 MiB at the standard setting); the rest wait",
     defaultText: "2",
     parse: integer(1, 16),
+  },
+  {
+    key: "gasMarginPercent",
+    env: "CHAINGATE_GAS_MARGIN_PERCENT",
+    flag: "--gas-margin-percent",
+    help: "gas limit = estimate plus this percentage",
+    defaultText: "20",
+    parse: integer(0, 500),
+  },
+  {
+    key: "confirmations",
+    env: "CHAINGATE_CONFIRMATIONS",
+    flag: "--confirmations",
+    help: "blocks (the transaction's own included) before a mined transaction is confirmed",
+    defaultText: "1",
+    parse: integer(1, 1000),
+  },
+  {
+    key: "trackerIntervalMs",
+    env: "CHAINGATE_TRACKER_INTERVAL_MS",
+    flag: "--tracker-interval-ms",
+    help: "how often the transaction tracker looks at receipts and resends",
+    defaultText: "1000",
+    parse: integer(50, 600_000),
+  },
+  {
+    key: "resendAfterSeconds",
+    env: "CHAINGATE_RESEND_AFTER_SECONDS",
+    flag: "--resend-after-seconds",
+    help: "a sent transaction the node no longer knows is resent after this long",
+    defaultText: "30",
+    parse: integer(1, 86_400),
   },
 ];

@@ -20,6 +20,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: "Native (client methods)", description: "Further node methods client libraries need" },
         { name: "JSON-RPC", description: "Standard JSON-RPC 2.0 endpoint" },
         { name: "Wallets", description: "Keystore v3 custody wallets; errors are problem bodies" },
+        { name: "Transactions", description: "Signed transactions from custody wallets, sent and tracked" },
         { name: "Operations", description: "Health and documentation" },
       ],
     },

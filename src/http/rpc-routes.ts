@@ -21,8 +21,7 @@ import {
 import { METHODS } from "../rpc/method-table.js";
 import { invalidRequest } from "../rpc/rpc-errors.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
-import { jsonBodyParser } from "./json-body.js";
-import { fromFastifyError } from "./problem.js";
+import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
 
 export interface RpcRoutesOptions {
   chains: ChainRegistry;
@@ -31,7 +30,6 @@ export interface RpcRoutesOptions {
   bodyLimit: number;
 }
 
-const JSON_TYPE = "application/json; charset=utf-8";
 const chainHeader = {
   "x-chain-id": Type.Optional(Type.String({ description: "chain id; same as ?chain_id" })),
 };
@@ -48,16 +46,7 @@ function logIfUnexpected(request: FastifyRequest, error: unknown): void {
 export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: FastifyInstance, options) => {
   const { chains, dispatcher, batchLimit, bodyLimit } = options;
 
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "string", bodyLimit }, jsonBodyParser);
-  // The route schemas document the envelopes; the dispatcher validates params with the same
-  // schemas so that failures become JSON-RPC errors (-32602) rather than HTTP 400s.
-  app.setValidatorCompiler(() => () => true);
-  app.setErrorHandler((error, request, reply) => {
-    const translated = fromFastifyError(error, bodyLimit);
-    logIfUnexpected(request, translated);
-    reply.code(200).type(JSON_TYPE).send(errorText(null, translated));
-  });
+  useJsonRpcEnvelopes(app, bodyLimit);
 
   const call = async (
     chain: Chain,

@@ -1,7 +1,6 @@
 /** The Wallets group: GET /wallet, POST /wallet, GET /wallet/{id}?index=. */
 import type { Static } from "@sinclair/typebox";
 import { Type } from "@sinclair/typebox";
-import { Ajv } from "ajv";
 import type { FastifyPluginAsync } from "fastify";
 import {
   createWalletBodySchema,
@@ -11,6 +10,7 @@ import {
   WalletRecordSchema,
 } from "../wallets/wallet-schemas.js";
 import type { WalletService } from "../wallets/wallet-service.js";
+import { useStrictValidation } from "./strict-validation.js";
 
 export interface WalletRoutesOptions {
   wallets: WalletService;
@@ -23,14 +23,7 @@ export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
   app,
   { wallets, maxAddresses },
 ) => {
-  // Bodies are strict (a "5" is not a number); query strings are text, so they are coerced.
-  // int32 is documentation for OpenAPI; the schemas' minimum/maximum already bound the value.
-  const formats = { int32: true } as const;
-  const strict = new Ajv({ allErrors: true, coerceTypes: false, strict: false, useDefaults: false, formats });
-  const coercing = new Ajv({ allErrors: true, coerceTypes: true, strict: false, formats });
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === "body" ? strict.compile(schema) : coercing.compile(schema),
-  );
+  useStrictValidation(app);
 
   const CreateBody = createWalletBodySchema(maxAddresses);
   const Records = Type.Array(WalletRecordSchema);

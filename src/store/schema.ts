@@ -42,7 +42,66 @@ export interface WalletAddressesTable {
   created_at: number;
 }
 
+export interface NonceLedgerTable {
+  chain_id: number;
+  address: string;
+  /** The next nonce to hand out for (chain, address). */
+  next_nonce: number;
+}
+
+/** queued: signed and stored, not yet accepted by a node; sent: in a node's pool; then mined/confirmed. */
+export type TxState = "queued" | "sent" | "mined" | "confirmed" | "failed" | "replaced" | "dropped";
+
+export interface TransactionsTable {
+  id: string;
+  /** transfer (POST /transaction), filler (closes a nonce gap), or the token/member operation's name. */
+  kind: string;
+  chain_id: number;
+  wallet_id: string | null;
+  address_index: number | null;
+  from_address: string;
+  to_address: string | null;
+  /** Wei as a decimal string. */
+  value: string;
+  data: string;
+  nonce: number;
+  gas_limit: string;
+  max_fee_per_gas: string | null;
+  max_priority_fee_per_gas: string | null;
+  gas_price: string | null;
+  /** The signed transaction, stored before it is broadcast. */
+  raw: string;
+  tx_hash: string;
+  state: TxState;
+  replaced_by: string | null;
+  replaces: string | null;
+  block_number: number | null;
+  block_hash: string | null;
+  error: string | null;
+  revert_data: string | null;
+  broadcasts: number;
+  /** JSON with operation details (token, amount, ...). */
+  metadata: string | null;
+  owner: string | null;
+  created_at: number;
+  updated_at: number;
+  sent_at: number | null;
+}
+
+export interface IdempotencyKeysTable {
+  route: string;
+  key: string;
+  request_hash: string;
+  status: "in_progress" | "done";
+  response_status: number | null;
+  response_body: string | null;
+  created_at: number;
+}
+
 export interface Database {
+  nonce_ledger: NonceLedgerTable;
+  transactions: TransactionsTable;
+  idempotency_keys: IdempotencyKeysTable;
   filters: FiltersTable;
   wallets: WalletsTable;
   wallet_addresses: WalletAddressesTable;

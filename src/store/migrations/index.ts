@@ -2,8 +2,10 @@
 import type { Migration } from "kysely";
 import * as filters from "./001-filters.js";
 import * as wallets from "./002-wallets.js";
+import * as transactions from "./003-transactions.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
   "002-wallets": wallets,
+  "003-transactions": transactions,
 };

@@ -1,0 +1,13 @@
+/** Validation for REST-style routes: bodies strictly typed (a "5" is not a number), query strings coerced. */
+import { Ajv } from "ajv";
+import type { FastifyInstance } from "fastify";
+
+export function useStrictValidation(app: FastifyInstance): void {
+  // int32 is documentation for OpenAPI; the schemas' minimum/maximum already bound the value.
+  const formats = { int32: true } as const;
+  const strict = new Ajv({ allErrors: true, coerceTypes: false, strict: false, useDefaults: false, formats });
+  const coercing = new Ajv({ allErrors: true, coerceTypes: true, strict: false, formats });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === "body" ? strict.compile(schema) : coercing.compile(schema),
+  );
+}

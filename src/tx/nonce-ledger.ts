@@ -1,0 +1,88 @@
+/** Nonces per (chain, address), handed out inside the database transaction that records the request. */
+import { type Kysely, sql, type Transaction } from "kysely";
+import type { Store } from "../store/database.js";
+import type { Database } from "../store/schema.js";
+import type { Chain } from "../upstream/chain-registry.js";
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export class NonceLedger {
+  /** (chain, address) pairs this process has already aligned with the chain since it started. */
+  private readonly synced = new Set<string>();
+
+  constructor(private readonly store: Store) {}
+
+  private greatest(): string {
+    return this.store.kind === "postgres" ? "greatest" : "max";
+  }
+
+  /**
+   * Raises the ledger to the chain's pending nonce, never lowers it: a nonce we handed out may
+   * belong to a transaction still on its way, and must never be handed out twice.
+   */
+  async sync(chain: Chain, address: string): Promise<void> {
+    const pending = Number(
+      BigInt(
+        String(await chain.pool.call({ method: "eth_getTransactionCount", params: [address, "pending"] })),
+      ),
+    );
+    await this.raiseTo(this.store.db, chain.chainId, address, pending);
+    this.synced.add(`${chain.chainId}:${address.toLowerCase()}`);
+  }
+
+  async ensureSynced(chain: Chain, address: string): Promise<void> {
+    if (!this.synced.has(`${chain.chainId}:${address.toLowerCase()}`)) await this.sync(chain, address);
+  }
+
+  async raiseTo(db: Db, chainId: number, address: string, nonce: number): Promise<void> {
+    await db
+      .insertInto("nonce_ledger")
+      .values({ chain_id: chainId, address: address.toLowerCase(), next_nonce: nonce })
+      .onConflict((oc) =>
+        oc.columns(["chain_id", "address"]).doUpdateSet({
+          next_nonce: sql<number>`${sql.raw(this.greatest())}(nonce_ledger.next_nonce, excluded.next_nonce)`,
+        }),
+      )
+      .execute();
+  }
+
+  /** Takes the next nonce; call inside the transaction that records the request (the row stays locked). */
+  async allocate(trx: Transaction<Database>, chainId: number, address: string): Promise<number> {
+    const row = await trx
+      .selectFrom("nonce_ledger")
+      .select("next_nonce")
+      .where("chain_id", "=", chainId)
+      .where("address", "=", address.toLowerCase())
+      .$if(this.store.kind === "postgres", (q) => q.forUpdate())
+      .executeTakeFirst();
+    if (!row) throw new Error(`nonce ledger has no row for ${address} on chain ${chainId}; sync first`);
+    await trx
+      .updateTable("nonce_ledger")
+      .set({ next_nonce: row.next_nonce + 1 })
+      .where("chain_id", "=", chainId)
+      .where("address", "=", address.toLowerCase())
+      .execute();
+    return row.next_nonce;
+  }
+
+  /**
+   * Gives back a nonce whose transaction the node refused. When it was the last one handed out it is
+   * simply reused by the next request; otherwise later nonces are already out, and the caller must
+   * fill the gap ("gap") so they are not stuck behind it.
+   */
+  async release(
+    trx: Transaction<Database>,
+    chainId: number,
+    address: string,
+    nonce: number,
+  ): Promise<"freed" | "gap"> {
+    const result = await trx
+      .updateTable("nonce_ledger")
+      .set({ next_nonce: nonce })
+      .where("chain_id", "=", chainId)
+      .where("address", "=", address.toLowerCase())
+      .where("next_nonce", "=", nonce + 1)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1 ? "freed" : "gap";
+  }
+}

@@ -1,0 +1,262 @@
+/** The one pipeline for every signed operation: build, sign, record, broadcast; then the tracker follows. */
+import { randomUUID } from "node:crypto";
+import type { Transaction } from "kysely";
+import type { Logger } from "pino";
+import { type Hex, keccak256, type LocalAccount, type TransactionSerializable } from "viem";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import { NodeRpcError } from "../rpc/rpc-errors.js";
+import type { Store } from "../store/database.js";
+import type { Database, TransactionsTable, TxState } from "../store/schema.js";
+import type { Chain } from "../upstream/chain-registry.js";
+import type { FeeOracle, Fees } from "./fee-oracle.js";
+import type { NonceLedger } from "./nonce-ledger.js";
+import {
+  estimationFailed,
+  isAlreadyKnown,
+  isNonceConflict,
+  nodeUnavailable,
+  sendRejected,
+} from "./tx-errors.js";
+
+export interface SignedOperation {
+  chain: Chain;
+  account: LocalAccount;
+  walletId: string | null;
+  addressIndex: number | null;
+  /** null deploys `data` as a contract. */
+  to: Hex | null;
+  data: Hex;
+  value: bigint;
+  kind: string;
+  metadata?: Record<string, unknown>;
+  owner?: string | null;
+  /** A fixed gas limit skips estimation (fillers, replacements). */
+  gas?: bigint;
+}
+
+export interface Submitted {
+  id: string;
+  txHash: Hex;
+  nonce: number;
+  state: TxState;
+}
+
+export interface PipelineOptions {
+  store: Store;
+  ledger: NonceLedger;
+  fees: FeeOracle;
+  /** Gas limit = estimate x (100 + margin) / 100. */
+  gasMarginPercent: number;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** A nonce taken by someone else is retried with a fresh one, a bounded number of times. */
+const NONCE_RETRIES = 3;
+
+const hex = (n: bigint): Hex => `0x${n.toString(16)}`;
+
+export class TransactionPipeline {
+  private readonly now: () => number;
+
+  constructor(private readonly options: PipelineOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async submit(op: SignedOperation): Promise<Submitted> {
+    const from = op.account.address;
+    const gas = op.gas ?? (await this.estimate(op));
+    let fees: Fees;
+    try {
+      fees = await this.options.fees.get(op.chain);
+    } catch (error) {
+      throw this.translateFault(error, "reading fees");
+    }
+    try {
+      await this.options.ledger.ensureSynced(op.chain, from);
+    } catch (error) {
+      throw this.translateFault(error, "reading the account nonce");
+    }
+
+    for (let attempt = 0; ; attempt++) {
+      const row = await this.record(op, gas, fees);
+      try {
+        await op.chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw] });
+      } catch (error) {
+        if (error instanceof NodeRpcError && isAlreadyKnown(error)) {
+          // The same bytes are in the pool already (a resend after failover): that is a success.
+        } else if (error instanceof NodeRpcError && isNonceConflict(error) && attempt < NONCE_RETRIES) {
+          await this.markFailed(row.id, `nonce ${row.nonce} already used on chain; resent with a new nonce`);
+          await this.options.ledger.sync(op.chain, from);
+          continue;
+        } else if (error instanceof NodeRpcError) {
+          await this.refuse(op, row, error.message);
+          throw sendRejected(error);
+        } else {
+          // We cannot tell whether the node took it: it stays queued and the tracker resends the
+          // stored bytes, so the nonce is neither lost nor reused.
+          throw nodeUnavailable((error as Error).message, {
+            id: row.id,
+            tx_hash: row.tx_hash,
+            state: "queued",
+          });
+        }
+      }
+      await this.options.store.db
+        .updateTable("transactions")
+        .set({ state: "sent", sent_at: this.now(), updated_at: this.now(), broadcasts: 1 })
+        .where("id", "=", row.id)
+        .where("state", "=", "queued")
+        .execute();
+      return { id: row.id, txHash: row.tx_hash as Hex, nonce: row.nonce, state: "sent" };
+    }
+  }
+
+  private async estimate(op: SignedOperation): Promise<bigint> {
+    const call = {
+      from: op.account.address,
+      ...(op.to === null ? {} : { to: op.to }),
+      data: op.data,
+      value: hex(op.value),
+    };
+    try {
+      const estimate = BigInt(
+        String(await op.chain.pool.call({ method: "eth_estimateGas", params: [call, "pending"] })),
+      );
+      return (estimate * BigInt(100 + this.options.gasMarginPercent)) / 100n;
+    } catch (error) {
+      if (error instanceof NodeRpcError) throw estimationFailed(error);
+      throw this.translateFault(error, "estimating gas");
+    }
+  }
+
+  private translateFault(error: unknown, doing: string): ChaingateError {
+    if (error instanceof ChaingateError && !error.retryable) return error;
+    return nodeUnavailable(`${doing}: ${(error as Error).message}`);
+  }
+
+  /** Allocates the nonce, signs and stores the bytes in one database transaction, before any broadcast. */
+  private async record(op: SignedOperation, gas: bigint, fees: Fees): Promise<TransactionsTable> {
+    const { store, ledger } = this.options;
+    return store.db.transaction().execute(async (trx) => {
+      const nonce = await ledger.allocate(trx, op.chain.chainId, op.account.address);
+      return this.signAndInsert(trx, op, gas, fees, nonce);
+    });
+  }
+
+  private async signAndInsert(
+    trx: Transaction<Database>,
+    op: SignedOperation,
+    gas: bigint,
+    fees: Fees,
+    nonce: number,
+    replaces: string | null = null,
+  ): Promise<TransactionsTable> {
+    const base = {
+      chainId: op.chain.chainId,
+      nonce,
+      gas,
+      value: op.value,
+      data: op.data,
+      ...(op.to === null ? {} : { to: op.to }),
+    };
+    const tx: TransactionSerializable =
+      fees.type === "eip1559"
+        ? {
+            ...base,
+            type: "eip1559",
+            maxFeePerGas: fees.maxFeePerGas,
+            maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+          }
+        : { ...base, type: "legacy", gasPrice: fees.gasPrice };
+    const raw = await op.account.signTransaction!(tx);
+    const now = this.now();
+    const row: TransactionsTable = {
+      id: randomUUID(),
+      kind: op.kind,
+      chain_id: op.chain.chainId,
+      wallet_id: op.walletId,
+      address_index: op.addressIndex,
+      from_address: op.account.address,
+      to_address: op.to,
+      value: op.value.toString(),
+      data: op.data,
+      nonce,
+      gas_limit: gas.toString(),
+      max_fee_per_gas: fees.type === "eip1559" ? fees.maxFeePerGas.toString() : null,
+      max_priority_fee_per_gas: fees.type === "eip1559" ? fees.maxPriorityFeePerGas.toString() : null,
+      gas_price: fees.type === "legacy" ? fees.gasPrice.toString() : null,
+      raw,
+      tx_hash: keccak256(raw),
+      state: "queued",
+      replaced_by: null,
+      replaces,
+      block_number: null,
+      block_hash: null,
+      error: null,
+      revert_data: null,
+      broadcasts: 0,
+      metadata: op.metadata ? JSON.stringify(op.metadata) : null,
+      owner: op.owner ?? null,
+      created_at: now,
+      updated_at: now,
+      sent_at: null,
+    };
+    await trx.insertInto("transactions").values(row).execute();
+    return row;
+  }
+
+  private async markFailed(id: string, reason: string): Promise<void> {
+    await this.options.store.db
+      .updateTable("transactions")
+      .set({ state: "failed", error: reason, updated_at: this.now() })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  /**
+   * The node refused the transaction, so its nonce was never used: give it back, or, when later
+   * nonces are already out, fill it with a zero-value transfer to self so they are not stuck.
+   */
+  private async refuse(op: SignedOperation, row: TransactionsTable, reason: string): Promise<void> {
+    const { store, ledger, logger } = this.options;
+    const filler = await store.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable("transactions")
+        .set({ state: "failed", error: reason, updated_at: this.now() })
+        .where("id", "=", row.id)
+        .execute();
+      const outcome = await ledger.release(trx, op.chain.chainId, op.account.address, row.nonce);
+      if (outcome === "freed") return undefined;
+      const fees = await this.options.fees.get(op.chain);
+      return this.signAndInsert(
+        trx,
+        {
+          ...op,
+          to: op.account.address,
+          data: "0x",
+          value: 0n,
+          kind: "filler",
+          metadata: { fills_for: row.id },
+        },
+        21_000n,
+        fees,
+        row.nonce,
+      );
+    });
+    if (!filler) return;
+    try {
+      await op.chain.pool.call({ method: "eth_sendRawTransaction", params: [filler.raw] });
+      await store.db
+        .updateTable("transactions")
+        .set({ state: "sent", sent_at: this.now(), updated_at: this.now(), broadcasts: 1 })
+        .where("id", "=", filler.id)
+        .execute();
+    } catch (error) {
+      logger.warn(
+        { err: error, nonce: row.nonce },
+        "gap filler not accepted yet; the tracker will resend it",
+      );
+    }
+  }
+}

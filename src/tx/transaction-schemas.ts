@@ -1,0 +1,56 @@
+/** TypeBox schemas of the Transactions group. */
+import { Type } from "@sinclair/typebox";
+import { TX_STATES } from "./list-transfers.js";
+
+export const CreateTransactionBody = Type.Object(
+  {
+    wallet_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: "wallet to sign with (required)" }),
+    ),
+    password: Type.Optional(
+      Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { description: "the wallet's password" }),
+    ),
+    index: Type.Optional(
+      Type.Union([Type.Integer({ format: "int32", minimum: 0, maximum: 2 ** 31 - 1 }), Type.Null()], {
+        description: "address index in the wallet (default 0)",
+      }),
+    ),
+    transaction: Type.Object(
+      {
+        to: Type.Optional(
+          Type.Union([Type.String({ maxLength: 100 }), Type.Null()], {
+            description: "destination address; absent or null deploys `data` as a contract",
+          }),
+        ),
+        data: Type.Optional(
+          Type.String({ maxLength: 2 * 1024 * 1024, description: "0x-hex call or contract data" }),
+        ),
+        value: Type.Optional(
+          Type.String({ maxLength: 80, description: "wei as a decimal string (0x hex accepted)" }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    chain_id: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1 }), Type.String({ maxLength: 20 })], {
+        description: "send on another configured chain (default: the home chain; X-Chain-Id works too)",
+      }),
+    ),
+  },
+  { additionalProperties: false, title: "Create transaction" },
+);
+
+export const TransactionResult = Type.Object({ tx_hash: Type.String() }, { title: "Transaction result" });
+
+export const TransferFilterSchema = Type.Object(
+  {
+    wallet_id: Type.Optional(Type.String({ maxLength: 200 })),
+    address: Type.Optional(Type.String({ pattern: "^0x[0-9a-fA-F]{40}$" })),
+    state: Type.Optional(Type.Union(TX_STATES.map((s) => Type.Literal(s)))),
+    chain_id: Type.Optional(Type.Integer({ minimum: 1 })),
+    kind: Type.Optional(Type.String({ maxLength: 64 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    cursor: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: false, title: "Transfer filter" },
+);

@@ -1,0 +1,118 @@
+/** POST /transaction: unlock the wallet's key, then send through the pipeline, once per Idempotency-Key. */
+import { getAddress, type Hex, isAddress } from "viem";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import type { ChainRegistry } from "../upstream/chain-registry.js";
+import { badWalletRequest } from "../wallets/wallet-errors.js";
+import type { WalletService } from "../wallets/wallet-service.js";
+import { type IdempotencyStore, requestHash } from "./idempotency.js";
+import type { TransactionPipeline } from "./transaction-pipeline.js";
+
+export interface TransactionBody {
+  wallet_id?: string | undefined;
+  password?: string | null | undefined;
+  index?: number | null | undefined;
+  transaction: { to?: string | null | undefined; data?: string | undefined; value?: string | undefined };
+  chain_id?: number | string | undefined;
+}
+
+const MAX_UINT256 = (1n << 256n) - 1n;
+
+export function parseAddress(raw: string, field: string): Hex {
+  // Mixed case must be a valid EIP-55 checksum: a typo in one letter is caught, not sent.
+  if (!isAddress(raw, { strict: raw !== raw.toLowerCase() && raw.slice(2) !== raw.slice(2).toUpperCase() })) {
+    throw badWalletRequest(
+      "INVALID_ADDRESS",
+      `${field} is not a valid address (20-byte hex, EIP-55 checksum if mixed case)`,
+    );
+  }
+  return getAddress(raw);
+}
+
+export function parseHexData(raw: string | undefined, field: string): Hex {
+  if (raw === undefined || raw === "") return "0x";
+  if (!/^0x([0-9a-fA-F]{2})*$/.test(raw))
+    throw badWalletRequest("INVALID_HEX", `${field} must be 0x-prefixed hex bytes`);
+  return raw.toLowerCase() as Hex;
+}
+
+export function parseWei(raw: string | undefined, field: string): bigint {
+  if (raw === undefined || raw === "") return 0n;
+  const text = raw.trim();
+  let value: bigint;
+  if (/^[0-9]{1,78}$/.test(text)) value = BigInt(text);
+  else if (/^0x[0-9a-fA-F]{1,64}$/.test(text)) value = BigInt(text);
+  else
+    throw badWalletRequest(
+      "INVALID_VALUE",
+      `${field} must be a non-negative integer of wei, in decimal or 0x hex`,
+    );
+  if (value > MAX_UINT256) throw badWalletRequest("INVALID_VALUE", `${field} is larger than 2^256-1`);
+  return value;
+}
+
+export interface TransactionServiceOptions {
+  wallets: WalletService;
+  chains: ChainRegistry;
+  pipeline: TransactionPipeline;
+  idempotency: IdempotencyStore;
+}
+
+export class TransactionService {
+  constructor(private readonly options: TransactionServiceOptions) {}
+
+  async send(
+    body: TransactionBody,
+    context: { idempotencyKey?: string | undefined; chainHeader?: unknown; owner?: string | null },
+  ): Promise<{ status: number; body: unknown }> {
+    const { wallets, chains, pipeline, idempotency } = this.options;
+    if (body.wallet_id === undefined) throw badWalletRequest("WALLET_ID_REQUIRED", "wallet_id is required");
+    if (typeof body.password !== "string" || body.password === "") {
+      throw badWalletRequest("PASSWORD_REQUIRED", "password is required to sign with a KEYSTORE_V3 wallet");
+    }
+    const to =
+      body.transaction.to === undefined || body.transaction.to === null
+        ? null
+        : parseAddress(body.transaction.to, "transaction.to");
+    const data = parseHexData(body.transaction.data, "transaction.data");
+    const value = parseWei(body.transaction.value, "transaction.value");
+    if (to === null && data === "0x") {
+      throw badWalletRequest(
+        "INVALID_TRANSACTION",
+        "a transaction without `to` deploys a contract and needs `data`",
+      );
+    }
+    const chain = chains.select(
+      body.chain_id === undefined ? undefined : String(body.chain_id),
+      context.chainHeader,
+    );
+    const index = body.index ?? 0;
+    const walletId = body.wallet_id;
+    const password = body.password;
+    const owner = context.owner ?? null;
+
+    const result = await idempotency.run(
+      "POST /transaction",
+      context.idempotencyKey,
+      requestHash(body, { chain: chain.chainId }),
+      async () => {
+        const signer = await wallets.unlock(walletId, index, password, owner);
+        const submitted = await pipeline.submit({
+          chain,
+          account: signer.account,
+          walletId,
+          addressIndex: index,
+          to,
+          data,
+          value,
+          kind: "transfer",
+          owner,
+        });
+        return { tx_hash: submitted.txHash };
+      },
+      // A transaction that was signed and stored (node unavailable) must never be signed twice.
+      (error) =>
+        error instanceof ChaingateError && error.code === "NODE_UNAVAILABLE" && error.data !== undefined,
+    );
+    return result;
+  }
+}

@@ -1,0 +1,202 @@
+/** Follows every signed transaction to its receipt and confirmations; resends what the node lost. */
+import type { Logger } from "pino";
+import { NodeRpcError } from "../rpc/rpc-errors.js";
+import type { Store } from "../store/database.js";
+import type { TransactionsTable } from "../store/schema.js";
+import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { isAlreadyKnown, isNonceConflict, revertReason } from "./tx-errors.js";
+
+export interface TrackerOptions {
+  store: Store;
+  chains: ChainRegistry;
+  logger: Logger;
+  /** Blocks (including the transaction's own) before a mined transaction counts as confirmed. */
+  confirmations: number;
+  intervalMs: number;
+  /** A sent transaction the node no longer knows is resent after this long. */
+  resendAfterMs: number;
+  now?: () => number;
+}
+
+interface Receipt {
+  status: string;
+  blockNumber: string;
+  blockHash: string;
+}
+
+/** Rows handled per state and chain per pass, so a backlog cannot make one pass unbounded. */
+const BATCH = 500;
+
+export class TransactionTracker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private readonly now: () => number;
+
+  constructor(private readonly options: TrackerOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    const loop = () => {
+      this.running = this.tick()
+        .catch((error: unknown) =>
+          this.options.logger.warn({ err: error }, "transaction tracker pass failed"),
+        )
+        .finally(() => {
+          if (this.timer !== undefined) this.timer = setTimeout(loop, this.options.intervalMs);
+        });
+    };
+    this.timer = setTimeout(loop, 0);
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One pass over every chain; exposed so tests and shutdown can drive it. */
+  async tick(): Promise<void> {
+    await Promise.all(this.options.chains.all().map((chain) => this.tickChain(chain)));
+  }
+
+  private rows(chain: Chain, states: TransactionsTable["state"][]) {
+    return this.options.store.db
+      .selectFrom("transactions")
+      .selectAll()
+      .where("chain_id", "=", chain.chainId)
+      .where("state", "in", states)
+      .orderBy("nonce")
+      .limit(BATCH)
+      .execute();
+  }
+
+  private async update(row: TransactionsTable, set: Partial<TransactionsTable>): Promise<void> {
+    await this.options.store.db
+      .updateTable("transactions")
+      .set({ ...set, updated_at: this.now() })
+      .where("id", "=", row.id)
+      .where("state", "=", row.state)
+      .execute();
+  }
+
+  private async tickChain(chain: Chain): Promise<void> {
+    const queued = await this.rows(chain, ["queued"]);
+    for (const row of queued) await this.broadcast(chain, row);
+    const sent = await this.rows(chain, ["sent"]);
+    await Promise.all(sent.map((row) => this.followSent(chain, row)));
+    const mined = await this.rows(chain, ["mined"]);
+    if (mined.length > 0) await this.confirm(chain, mined);
+  }
+
+  /** Sends stored bytes (after a crash, a fault, or a drop); the outcome moves the row on. */
+  private async broadcast(chain: Chain, row: TransactionsTable): Promise<void> {
+    try {
+      await chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw] });
+    } catch (error) {
+      if (!(error instanceof NodeRpcError)) return; // node unreachable: next pass
+      if (!isAlreadyKnown(error)) {
+        if (isNonceConflict(error)) {
+          // Either our own transaction was mined already (its receipt will say so) or another took the nonce.
+          const receipt = await this.receipt(chain, row.tx_hash);
+          if (receipt) {
+            await this.update(row, { state: "sent", sent_at: row.sent_at ?? this.now() });
+            return;
+          }
+          await this.update(row, {
+            state: "dropped",
+            error: `nonce ${row.nonce} was used by another transaction`,
+          });
+          return;
+        }
+        await this.update(row, { state: "failed", error: error.message });
+        return;
+      }
+    }
+    await this.update(row, { state: "sent", sent_at: this.now(), broadcasts: row.broadcasts + 1 });
+  }
+
+  private async receipt(chain: Chain, hash: string): Promise<Receipt | null> {
+    return (await chain.pool.call({ method: "eth_getTransactionReceipt", params: [hash] })) as Receipt | null;
+  }
+
+  private async followSent(chain: Chain, row: TransactionsTable): Promise<void> {
+    let receipt: Receipt | null;
+    try {
+      receipt = await this.receipt(chain, row.tx_hash);
+    } catch {
+      return;
+    }
+    if (receipt) {
+      const blockNumber = Number(BigInt(receipt.blockNumber));
+      if (receipt.status === "0x1") {
+        await this.update(row, { state: "mined", block_number: blockNumber, block_hash: receipt.blockHash });
+      } else {
+        await this.update(row, {
+          state: "failed",
+          block_number: blockNumber,
+          block_hash: receipt.blockHash,
+          error: await this.revertOf(chain, row, blockNumber),
+        });
+      }
+      return;
+    }
+    if ((row.sent_at ?? row.created_at) + this.options.resendAfterMs > this.now()) return;
+    const known = await chain.pool
+      .call({ method: "eth_getTransactionByHash", params: [row.tx_hash] })
+      .catch(() => undefined);
+    if (known === null) {
+      this.options.logger.info({ hash: row.tx_hash }, "transaction left the node's pool; resending");
+      await this.broadcast(chain, { ...row, state: "sent" });
+    }
+  }
+
+  /** Replays a reverted transaction at its block to recover the reason the receipt does not carry. */
+  private async revertOf(chain: Chain, row: TransactionsTable, blockNumber: number): Promise<string> {
+    try {
+      await chain.pool.call({
+        method: "eth_call",
+        params: [
+          {
+            from: row.from_address,
+            ...(row.to_address ? { to: row.to_address } : {}),
+            data: row.data,
+            value: `0x${BigInt(row.value).toString(16)}`,
+          },
+          `0x${blockNumber.toString(16)}`,
+        ],
+      });
+      return "reverted";
+    } catch (error) {
+      if (error instanceof NodeRpcError) {
+        const reason = revertReason(error.data);
+        return reason ? `reverted: ${reason}` : `reverted: ${error.message}`;
+      }
+      return "reverted";
+    }
+  }
+
+  /** Confirms by block hash, so a reorg that replaced the block sends the row back to "sent". */
+  private async confirm(chain: Chain, rows: TransactionsTable[]): Promise<void> {
+    let head: number;
+    try {
+      head = Number(BigInt(String(await chain.pool.call({ method: "eth_blockNumber", params: [] }))));
+    } catch {
+      return;
+    }
+    const hashes = new Map<number, string | null>();
+    for (const row of rows) {
+      const number = row.block_number!;
+      if (head - number + 1 < this.options.confirmations) continue;
+      if (!hashes.has(number)) {
+        const block = (await chain.pool
+          .call({ method: "eth_getBlockByNumber", params: [`0x${number.toString(16)}`, false] })
+          .catch(() => undefined)) as { hash: string } | null | undefined;
+        if (block === undefined) continue;
+        hashes.set(number, block?.hash ?? null);
+      }
+      if (hashes.get(number) === row.block_hash) await this.update(row, { state: "confirmed" });
+      else await this.update(row, { state: "sent", block_number: null, block_hash: null });
+    }
+  }
+}

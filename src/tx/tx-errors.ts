@@ -1,0 +1,79 @@
+/** Errors of the transaction pipeline, translated from node answers where they enter our code. */
+import { decodeErrorResult, type Hex } from "viem";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import type { NodeRpcError } from "../rpc/rpc-errors.js";
+
+/** JSON-RPC codes for pipeline failures inside envelopes (token and member operations). */
+export const RPC_TX_REJECTED = -32010;
+export const RPC_TX_UNAVAILABLE = -32011;
+
+const INSUFFICIENT_FUNDS = /insufficient funds|exceeds balance|insufficient balance/i;
+
+/** The revert reason of an Error(string) or Panic(uint256) payload, when it is one. */
+export function revertReason(data: unknown): string | undefined {
+  if (typeof data !== "string" || !data.startsWith("0x") || data.length < 10) return undefined;
+  try {
+    const decoded = decodeErrorResult({ data: data as Hex });
+    return decoded.errorName === "Error"
+      ? String(decoded.args?.[0])
+      : `${decoded.errorName}(${decoded.args?.join(", ")})`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a transaction cannot be built: the node's answer to the estimate, as a 422 with its data. */
+export function estimationFailed(error: NodeRpcError): ChaingateError {
+  if (INSUFFICIENT_FUNDS.test(error.message)) {
+    return new ChaingateError(`Insufficient funds: ${error.message}`, {
+      code: "INSUFFICIENT_FUNDS",
+      status: 422,
+      rpcCode: RPC_TX_REJECTED,
+      data: { node_code: error.rpcCode, node_message: error.message },
+    });
+  }
+  const reason = revertReason(error.data);
+  const reverted = error.rpcCode === 3 || /revert/i.test(error.message);
+  return new ChaingateError(
+    reverted ? `Execution reverted${reason ? `: ${reason}` : ""}` : `Estimation failed: ${error.message}`,
+    {
+      code: reverted ? "EXECUTION_REVERTED" : "ESTIMATION_FAILED",
+      status: 422,
+      rpcCode: RPC_TX_REJECTED,
+      data: {
+        node_code: error.rpcCode,
+        node_message: error.message,
+        ...(reason ? { reason } : {}),
+        ...(error.data === undefined ? {} : { revert_data: error.data }),
+      },
+    },
+  );
+}
+
+/** The node refused the signed transaction for a reason another send would not change. */
+export function sendRejected(error: NodeRpcError): ChaingateError {
+  const funds = INSUFFICIENT_FUNDS.test(error.message);
+  return new ChaingateError(`${funds ? "Insufficient funds" : "Transaction rejected"}: ${error.message}`, {
+    code: funds ? "INSUFFICIENT_FUNDS" : "TRANSACTION_REJECTED",
+    status: 422,
+    rpcCode: RPC_TX_REJECTED,
+    data: { node_code: error.rpcCode, node_message: error.message },
+  });
+}
+
+export function nodeUnavailable(detail: string, data?: Record<string, unknown>): ChaingateError {
+  return new ChaingateError(`Node unavailable: ${detail}`, {
+    code: "NODE_UNAVAILABLE",
+    status: 503,
+    rpcCode: RPC_TX_UNAVAILABLE,
+    retryable: true,
+    ...(data ? { data } : {}),
+  });
+}
+
+export const isNonceConflict = (e: NodeRpcError): boolean =>
+  /nonce too low|nonce has already been used|already used|replacement transaction underpriced|nonce.*(lower|behind)/i.test(
+    e.message,
+  );
+export const isAlreadyKnown = (e: NodeRpcError): boolean =>
+  /already known|known transaction|already imported|already exists/i.test(e.message);
