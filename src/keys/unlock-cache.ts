@@ -1,10 +1,13 @@
 /** Remembers derived keys briefly after a correct password, so repeated signing skips scrypt. */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { LocalAccount } from "viem";
 
 interface Entry {
   passwordTag: Buffer;
   derivedKey: Buffer;
   expiresAt: number;
+  /** Signers already opened with this key, by address index (saves decrypting on every request). */
+  accounts: Map<number, LocalAccount>;
 }
 
 export class UnlockCache {
@@ -21,14 +24,27 @@ export class UnlockCache {
     return createHmac("sha256", this.secret).update(walletId).update("\0").update(password).digest();
   }
 
-  get(walletId: string, password: string): Buffer | undefined {
+  private entry(walletId: string, password: string): Entry | undefined {
     const entry = this.entries.get(walletId);
     if (!entry) return undefined;
     if (entry.expiresAt <= this.now()) {
       this.delete(walletId);
       return undefined;
     }
-    return timingSafeEqual(entry.passwordTag, this.tag(walletId, password)) ? entry.derivedKey : undefined;
+    return timingSafeEqual(entry.passwordTag, this.tag(walletId, password)) ? entry : undefined;
+  }
+
+  get(walletId: string, password: string): Buffer | undefined {
+    return this.entry(walletId, password)?.derivedKey;
+  }
+
+  /** The signer for one address, when the password matches a live entry that has opened it before. */
+  account(walletId: string, password: string, index: number): LocalAccount | undefined {
+    return this.entry(walletId, password)?.accounts.get(index);
+  }
+
+  rememberAccount(walletId: string, password: string, index: number, account: LocalAccount): void {
+    this.entry(walletId, password)?.accounts.set(index, account);
   }
 
   set(walletId: string, password: string, derivedKey: Buffer): void {
@@ -38,12 +54,16 @@ export class UnlockCache {
       passwordTag: this.tag(walletId, password),
       derivedKey: Buffer.from(derivedKey),
       expiresAt: this.now() + this.ttlMs,
+      accounts: new Map(),
     });
   }
 
   delete(walletId: string): void {
     const entry = this.entries.get(walletId);
-    if (entry) entry.derivedKey.fill(0);
+    if (entry) {
+      entry.derivedKey.fill(0);
+      entry.accounts.clear();
+    }
     this.entries.delete(walletId);
   }
 

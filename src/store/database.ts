@@ -52,7 +52,7 @@ export async function openStore(location: StoreLocation): Promise<Store> {
       sqlite.pragma("busy_timeout = 5000");
       sqlite.pragma("synchronous = NORMAL");
       sqlite.defaultSafeIntegers(false);
-      db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+      db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     } else {
       const pool = postgresPool(location.url);
       // Fail fast with a clear message instead of on the first request.
@@ -70,6 +70,25 @@ export async function openStore(location: StoreLocation): Promise<Store> {
   }
   await migrate(db);
   return { db, kind: location.kind, close: () => db.destroy() };
+}
+
+/**
+ * Kysely prepares every query anew; with better-sqlite3 a statement is reusable, and preparing is
+ * a large share of a small query's cost. Statements are cached by their SQL text (bounded).
+ */
+function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = sqlite.prepare.bind(sqlite);
+  sqlite.prepare = ((source: string) => {
+    let statement = cache.get(source);
+    if (!statement) {
+      statement = prepare(source);
+      if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
+      cache.set(source, statement);
+    }
+    return statement;
+  }) as typeof sqlite.prepare;
+  return sqlite;
 }
 
 class StaticMigrations implements MigrationProvider {

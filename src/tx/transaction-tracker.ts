@@ -31,9 +31,12 @@ export class TransactionTracker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private readonly now: () => number;
+  /** Transactions sent before this process started may have left a node's pool with it: check them at once. */
+  private readonly startedAt: number;
 
   constructor(private readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
+    this.startedAt = this.now();
   }
 
   start(): void {
@@ -141,7 +144,8 @@ export class TransactionTracker {
       }
       return;
     }
-    if ((row.sent_at ?? row.created_at) + this.options.resendAfterMs > this.now()) return;
+    const sentAt = row.sent_at ?? row.created_at;
+    if (sentAt >= this.startedAt && sentAt + this.options.resendAfterMs > this.now()) return;
     const known = await chain.pool
       .call({ method: "eth_getTransactionByHash", params: [row.tx_hash] })
       .catch(() => undefined);

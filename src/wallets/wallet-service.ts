@@ -247,6 +247,7 @@ export class WalletService {
     const privateKey = unseal(keystore.sealed, derivedKey);
     const account = privateKeyToAccount(bytesToHex(privateKey));
     privateKey.fill(0);
+    this.options.cache.rememberAccount(id, password, index, account);
     return { walletId: id, index, address: row.address, account };
   }
 

@@ -1,0 +1,208 @@
+/**
+ * POST /transaction throughput and latency against the embedded anvil, side by side in one run with
+ * the rate at which the same anvil accepts pre-signed raw transactions sent to it directly (the ceiling).
+ * Run: npm run bench:transactions   (writes bench/results/transactions-<timestamp>.json)
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { pino } from "pino";
+import { Pool } from "undici";
+import { type Hex, parseEther } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { loadConfig } from "../src/config/load-config.js";
+import { startChaingate } from "../src/runtime.js";
+
+const COUNT = Number(process.env.BENCH_TX_COUNT ?? 1000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const ROUNDS = 2;
+const TO = "0x70997970C51812DC3A010C7901B1FCcCCc3F7Aa2".toLowerCase() as Hex;
+
+const dataDir = mkdtempSync(join(tmpdir(), "chaingate-bench-tx-"));
+const config = loadConfig({
+  env: {
+    PORT: "0",
+    CHAINGATE_DATA_DIR: dataDir,
+    CHAINGATE_KDF: "light",
+    LOG_LEVEL: "silent",
+    CHAINGATE_TRACKER_INTERVAL_MS: "1000",
+  },
+});
+const rt = await startChaingate(config, { logger: pino({ level: "silent" }) });
+const anvilUrl = rt.devnet!.nodes.find((n) => n.chainId === 1001)!.url;
+
+function percentile(xs: number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+
+/** Runs `count` requests with `concurrency` in flight; returns requests/s and per-request latencies. */
+async function drive(count: number, concurrency: number, one: (i: number) => Promise<void>) {
+  const latencies: number[] = [];
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        const t = performance.now();
+        await one(i);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  return { rps: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+async function post(pool: Pool, path: string, body: unknown): Promise<{ status: number; text: string }> {
+  const response = await pool.request({
+    path,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: response.statusCode, text: await response.body.text() };
+}
+
+const anvil = new Pool(new URL(anvilUrl).origin, { connections: CONCURRENCY });
+const gateway = new Pool(new URL(rt.url).origin, { connections: CONCURRENCY });
+
+async function directRound() {
+  // A fresh funded key per round, its transactions signed before the clock starts.
+  const account = privateKeyToAccount(generatePrivateKey());
+  await post(anvil, "/", {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "anvil_setBalance",
+    params: [account.address, `0x${parseEther("1000").toString(16)}`],
+  });
+  const raws: Hex[] = [];
+  for (let nonce = 0; nonce < COUNT; nonce++) {
+    raws.push(
+      await account.signTransaction({
+        chainId: 1001,
+        type: "eip1559",
+        nonce,
+        to: TO,
+        value: 1n,
+        gas: 21_000n,
+        maxFeePerGas: 50_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n,
+      }),
+    );
+  }
+  return drive(COUNT, CONCURRENCY, async (i) => {
+    const { text } = await post(anvil, "/", {
+      jsonrpc: "2.0",
+      id: i,
+      method: "eth_sendRawTransaction",
+      params: [raws[i]],
+    });
+    if (!text.includes('"result"')) throw new Error(`direct send failed: ${text}`);
+  });
+}
+
+/** A client that signs each transaction in its loop, then sends it: what any signer must at least pay. */
+async function directSignRound() {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await post(anvil, "/", {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "anvil_setBalance",
+    params: [account.address, `0x${parseEther("1000").toString(16)}`],
+  });
+  let nonce = 0;
+  return drive(COUNT, CONCURRENCY, async (i) => {
+    const raw = await account.signTransaction({
+      chainId: 1001,
+      type: "eip1559",
+      nonce: nonce++,
+      to: TO,
+      value: 1n,
+      gas: 21_000n,
+      maxFeePerGas: 50_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+    });
+    const { text } = await post(anvil, "/", {
+      jsonrpc: "2.0",
+      id: i,
+      method: "eth_sendRawTransaction",
+      params: [raw],
+    });
+    if (!text.includes('"result"')) throw new Error(`direct send failed: ${text}`);
+  });
+}
+
+async function gatewayRound() {
+  const { text } = await post(gateway, "/wallet", {
+    type: "KEYSTORE_V3",
+    password: "bench",
+    address_quantity: 1,
+  });
+  const walletId = (JSON.parse(text) as { id: string }[])[0]!.id;
+  return drive(COUNT, CONCURRENCY, async (i) => {
+    const { status, text: answer } = await post(gateway, "/transaction", {
+      wallet_id: walletId,
+      password: "bench",
+      transaction: { to: TO, value: String(i + 1) },
+    });
+    if (status !== 200) throw new Error(`POST /transaction failed: ${answer}`);
+  });
+}
+
+try {
+  const direct: Awaited<ReturnType<typeof drive>>[] = [];
+  const directSigned: Awaited<ReturnType<typeof drive>>[] = [];
+  const viaGateway: Awaited<ReturnType<typeof drive>>[] = [];
+  // BENCH_ONLY=chaingate skips the baselines (for profiling the gateway's own path).
+  const only = process.env.BENCH_ONLY;
+  for (let r = 0; r < ROUNDS; r++) {
+    if (only !== "chaingate") {
+      direct.push(await directRound());
+      directSigned.push(await directSignRound());
+    }
+    viaGateway.push(await gatewayRound());
+  }
+  if (only === "chaingate") {
+    console.log(
+      "chaingate tx/s per round:",
+      viaGateway.map((d) => round(d.rps)),
+    );
+    process.exit(0);
+  }
+  const best = (xs: { rps: number }[]) => Math.max(...xs.map((x) => x.rps));
+  const results = {
+    when: new Date().toISOString(),
+    transactions_per_round: COUNT,
+    concurrency: CONCURRENCY,
+    rounds: ROUNDS,
+    direct_raw_send_tx_per_s: round(best(direct)),
+    chaingate_post_transaction_tx_per_s: round(best(viaGateway)),
+    ratio_chaingate_vs_direct: round(best(viaGateway) / best(direct), 3),
+    target_ratio_min: 0.8,
+    direct_sign_then_send_tx_per_s: round(best(directSigned)),
+    ratio_chaingate_vs_sign_then_send: round(best(viaGateway) / best(directSigned), 3),
+    direct_p50_ms: round(Math.min(...direct.map((d) => d.p50))),
+    chaingate_p50_ms: round(Math.min(...viaGateway.map((d) => d.p50))),
+    chaingate_p99_ms: round(Math.min(...viaGateway.map((d) => d.p99))),
+    rounds_detail: {
+      direct: direct.map((d) => round(d.rps)),
+      direct_signing: directSigned.map((d) => round(d.rps)),
+      chaingate: viaGateway.map((d) => round(d.rps)),
+    },
+  };
+  console.table(Object.fromEntries(Object.entries(results).filter(([k]) => k !== "rounds_detail")));
+  console.log("per round (tx/s):", JSON.stringify(results.rounds_detail));
+  mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+  const file = new URL(`./results/transactions-${results.when.replace(/[:.]/g, "-")}.json`, import.meta.url);
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`written to ${file.pathname}`);
+} finally {
+  await anvil.close();
+  await gateway.close();
+  await rt.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,80 @@
+/** Runs the real CLI (src/main.ts under tsx) in a child process, for tests of the whole program. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+
+export interface Cli {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<number | null>;
+}
+
+export async function startCli(dataDir: string, env: Record<string, string> = {}): Promise<Cli> {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
+    env: {
+      ...process.env,
+      PORT: "0",
+      CHAINGATE_DATA_DIR: dataDir,
+      LOG_LEVEL: "info",
+      CHAINGATE_KDF: "light",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  let output = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`chaingate did not start:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)".*"msg":"chaingate ready"/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    exited.then(() => reject(new Error(`chaingate exited during start:\n${output}`)));
+  });
+  return { child, url, exited };
+}
+
+/** Every live anvil process (not its sh guard, not a zombie) whose command line names this data dir. */
+export function anvilsFor(dataDir: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        return (
+          argv[0]?.endsWith("/anvil") === true && argv.some((a) => a.includes(dataDir)) && !/\) Z /.test(stat)
+        );
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+export async function waitUntil(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return check();
+}
+
+export async function rpc(url: string, method: string, params: unknown[] = [], query = ""): Promise<unknown> {
+  const response = await fetch(`${url}/${query}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result?: unknown; error?: unknown };
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
