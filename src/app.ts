@@ -17,6 +17,7 @@ import { methodNotFound } from "./rpc/rpc-errors.js";
 import type { Store } from "./store/database.js";
 import type { TransactionService } from "./tx/transaction-service.js";
 import type { ChainRegistry } from "./upstream/chain-registry.js";
+import type { ResponseCache } from "./upstream/response-cache.js";
 import type { WalletService } from "./wallets/wallet-service.js";
 
 export interface AppDeps {
@@ -27,6 +28,7 @@ export interface AppDeps {
   filters: FilterService;
   wallets: WalletService;
   transactions: TransactionService;
+  cache: ResponseCache;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -35,6 +37,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
     requestIdHeader: "x-request-id",
+    disableRequestLogging: !config.logRequests,
     genReqId: () => randomUUID(),
     // Slow clients must not hold a connection forever (a body that never finishes).
     requestTimeout: 30_000,
@@ -78,7 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await registerOpenApi(app);
-  const dispatcher = new RpcDispatcher({ filters: deps.filters });
+  const dispatcher = new RpcDispatcher({ filters: deps.filters, cache: deps.cache });
   await app.register(rpcRoutes, {
     chains: deps.chains,
     dispatcher,

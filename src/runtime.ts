@@ -18,6 +18,8 @@ import { TransactionPipeline } from "./tx/transaction-pipeline.js";
 import { TransactionService } from "./tx/transaction-service.js";
 import { TransactionTracker } from "./tx/transaction-tracker.js";
 import { type Chain, ChainRegistry } from "./upstream/chain-registry.js";
+import { HeadTracker } from "./upstream/head-tracker.js";
+import { ResponseCache } from "./upstream/response-cache.js";
 import { UpstreamPool } from "./upstream/upstream-pool.js";
 import { WalletService } from "./wallets/wallet-service.js";
 
@@ -44,6 +46,8 @@ export interface RuntimeOptions {
 async function resolveChain(
   entry: { chainId?: number | undefined; name?: string | undefined; urls: string[] },
   timeoutMs: number,
+  headPollMs: number,
+  logger: Logger,
 ): Promise<Chain> {
   const provisional = new UpstreamPool(entry.chainId ?? 0, entry.urls, timeoutMs);
   const ids = await Promise.all(
@@ -71,10 +75,12 @@ async function resolveChain(
     );
   }
   const chainId = distinct[0]!;
+  const pool = new UpstreamPool(chainId, entry.urls, timeoutMs);
   return {
     chainId,
     name: entry.name ?? `chain-${chainId}`,
-    pool: new UpstreamPool(chainId, entry.urls, timeoutMs),
+    pool,
+    head: new HeadTracker(pool, headPollMs, logger),
   };
 }
 
@@ -110,9 +116,15 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
         urls: c.upstreams.map((u) => u.url),
       }));
     }
-    const chainList = await Promise.all(entries.map((e) => resolveChain(e, config.upstreamTimeoutMs)));
+    const chainList = await Promise.all(
+      entries.map((e) => resolveChain(e, config.upstreamTimeoutMs, config.headPollMs, logger)),
+    );
     cleanups.push(async () => {
       await Promise.all(chainList.map((c) => c.pool.close()));
+    });
+    for (const chain of chainList) chain.head?.start();
+    cleanups.push(async () => {
+      for (const chain of chainList) chain.head?.stop();
     });
     const ids = chainList.map((c) => c.chainId);
     if (new Set(ids).size !== ids.length) {
@@ -180,7 +192,8 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     tracker.start();
     cleanups.push(() => tracker.stop());
 
-    const app = await buildApp({ config, logger, store, chains, filters, wallets, transactions });
+    const cache = new ResponseCache(config.cacheMb * 1024 * 1024);
+    const app = await buildApp({ config, logger, store, chains, filters, wallets, transactions, cache });
     cleanups.push(() => app.close());
     let url = "";
     if (options.listen !== false) {

@@ -39,6 +39,9 @@ export interface Config {
   readonly confirmations: number;
   readonly trackerIntervalMs: number;
   readonly resendAfterSeconds: number;
+  readonly logRequests: boolean;
+  readonly headPollMs: number;
+  readonly cacheMb: number;
 }
 
 export const DEVNET_HOME_CHAIN_ID = 1001;

@@ -37,6 +37,9 @@ const DEFAULTS: OptionValues = {
   confirmations: 1,
   trackerIntervalMs: 1000,
   resendAfterSeconds: 30,
+  logRequests: true,
+  headPollMs: 250,
+  cacheMb: 32,
 };
 
 /** Splits argv into `--flag value` / `--flag=value` pairs; unknown flags are problems, not ignored. */
@@ -203,6 +206,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     confirmations: v.confirmations,
     trackerIntervalMs: v.trackerIntervalMs,
     resendAfterSeconds: v.resendAfterSeconds,
+    logRequests: v.logRequests,
+    headPollMs: v.headPollMs,
+    cacheMb: v.cacheMb,
   };
   return deepFreeze(config);
 }

@@ -35,6 +35,9 @@ export interface OptionValues {
   confirmations: number;
   trackerIntervalMs: number;
   resendAfterSeconds: number;
+  logRequests: boolean;
+  headPollMs: number;
+  cacheMb: number;
 }
 
 function integer(min: number, max: number): OptionSpec["parse"] {
@@ -262,5 +265,29 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "a sent transaction the node no longer knows is resent after this long",
     defaultText: "30",
     parse: integer(1, 86_400),
+  },
+  {
+    key: "logRequests",
+    env: "CHAINGATE_LOG_REQUESTS",
+    flag: "--log-requests",
+    help: "log every request and response at info (off for maximum throughput)",
+    defaultText: "true",
+    parse: boolean,
+  },
+  {
+    key: "headPollMs",
+    env: "CHAINGATE_HEAD_POLL_MS",
+    flag: "--head-poll-ms",
+    help: "how often each chain's head is read; bounds how long a cached 'latest' answer can lag a new block",
+    defaultText: "250",
+    parse: integer(20, 60_000),
+  },
+  {
+    key: "cacheMb",
+    env: "CHAINGATE_CACHE_MB",
+    flag: "--cache-mb",
+    help: "memory for cached node answers (0 disables caching; identical calls in flight are still joined)",
+    defaultText: "32",
+    parse: integer(0, 4096),
   },
 ];

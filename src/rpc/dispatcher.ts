@@ -2,6 +2,7 @@
 import { keccak256 } from "viem";
 import type { FilterService } from "../filters/filter-service.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import type { JsonText, ResponseCache } from "../upstream/response-cache.js";
 import { METHODS, METHODS_BY_NAME } from "./method-table.js";
 import { RESULT_NORMALIZERS } from "./normalize-results.js";
 import { methodNotFound, NodeRpcError } from "./rpc-errors.js";
@@ -9,6 +10,23 @@ import { compileParams, type ParamsValidator } from "./validate-params.js";
 
 export interface DispatcherDeps {
   filters: FilterService;
+  cache: ResponseCache;
+}
+
+/** Methods whose answers carry a block number the head tracker can learn from. */
+function observedHead(method: string, result: unknown): number | undefined {
+  if (method === "eth_blockNumber" && typeof result === "string") return Number.parseInt(result.slice(2), 16);
+  if (
+    (method === "eth_getTransactionReceipt" || method === "eth_getBlockByNumber") &&
+    result &&
+    typeof result === "object"
+  ) {
+    const n =
+      (result as { blockNumber?: unknown; number?: unknown }).blockNumber ??
+      (result as { number?: unknown }).number;
+    if (typeof n === "string") return Number.parseInt(n.slice(2), 16);
+  }
+  return undefined;
 }
 
 /** Node messages that mean "this exact transaction is already in the pool": success for a resend. */
@@ -21,17 +39,31 @@ export class RpcDispatcher {
     this.validators = new Map(METHODS.map((m) => [m.name, compileParams(m)]));
   }
 
-  /** Resolves to the node's result value; rejects with a ChaingateError carrying the JSON-RPC code. */
-  async call(chain: Chain, method: string, params: unknown): Promise<unknown> {
+  /** Resolves to the node's result (as JSON text when it went through the cache); rejects with a ChaingateError. */
+  async call(chain: Chain, method: string, params: unknown): Promise<unknown | JsonText> {
     const spec = METHODS_BY_NAME.get(method);
     const validate = this.validators.get(method);
     if (!spec || !validate) throw methodNotFound(method);
     const checked = validate(params);
     if (spec.handler === "filters") return this.deps.filters.handle(chain, method, checked);
-    if (method === "eth_sendRawTransaction") return sendRaw(chain, checked[0] as `0x${string}`);
-    const result = await chain.pool.call({ method, params: checked });
-    const normalize = RESULT_NORMALIZERS[method];
-    return normalize ? normalize(result) : result;
+    if (method === "eth_sendRawTransaction" || method === "eth_sendTransaction") {
+      try {
+        return method === "eth_sendRawTransaction"
+          ? await sendRaw(chain, checked[0] as `0x${string}`)
+          : await chain.pool.call({ method, params: checked });
+      } finally {
+        chain.head?.refresh();
+      }
+    }
+    const fetch = async () => {
+      const result = await chain.pool.call({ method, params: checked });
+      const seen = observedHead(method, result);
+      if (seen !== undefined) chain.head?.observe(seen);
+      const normalize = RESULT_NORMALIZERS[method];
+      return normalize ? normalize(result) : result;
+    };
+    if (spec.cache === "none") return fetch();
+    return this.deps.cache.get(chain.chainId, chain.head?.head, spec, checked, fetch);
   }
 }
 

@@ -1,5 +1,6 @@
 /** JSON-RPC 2.0 envelopes: reading requests and writing responses as JSON text. */
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { JsonText } from "../upstream/response-cache.js";
 import { invalidRequest, RPC_INTERNAL_ERROR } from "./rpc-errors.js";
 
 export type RequestId = string | number | null;
@@ -67,7 +68,8 @@ export function readNativeRequest(body: unknown, method: string): RpcRequest & {
 }
 
 export function resultText(id: RequestId, result: unknown): string {
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result ?? null)}}`;
+  const json = result instanceof JsonText ? result.text : JSON.stringify(result ?? null);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}`;
 }
 
 export function errorObject(error: unknown): RpcErrorObject {

@@ -43,19 +43,23 @@ export interface Receipt {
   logs: { topics: string[]; blockNumber: string; logIndex: string; transactionHash: string }[];
 }
 
+/** Waits for a transaction's receipt, as a client does (the node may mine just after accepting). */
+export async function receiptOf(rt: TestRuntime, hash: string, query = ""): Promise<Receipt> {
+  for (let i = 0; i < 200; i++) {
+    const receipt = await result<Receipt | null>(rt, "eth_getTransactionReceipt", [hash], query);
+    if (receipt) return receipt;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no receipt for ${hash}`);
+}
+
 /** Sends from a node-held dev account (devnet only) and waits for the receipt. */
 export async function sendAndWait(
   rt: TestRuntime,
   tx: Record<string, unknown>,
   query = "",
 ): Promise<Receipt> {
-  const hash = await result<string>(rt, "eth_sendTransaction", [tx], query);
-  for (let i = 0; i < 100; i++) {
-    const receipt = await result<Receipt | null>(rt, "eth_getTransactionReceipt", [hash], query);
-    if (receipt) return receipt;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`no receipt for ${hash}`);
+  return receiptOf(rt, await result<string>(rt, "eth_sendTransaction", [tx], query), query);
 }
 
 /** Mines blocks directly on the embedded node (anvil_mine is not exposed through the gateway). */

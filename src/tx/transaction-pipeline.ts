@@ -102,6 +102,7 @@ export class TransactionPipeline {
           });
         }
       }
+      op.chain.head?.refresh();
       await this.options.store.db
         .updateTable("transactions")
         .set({ state: "sent", sent_at: this.now(), updated_at: this.now(), broadcasts: 1 })

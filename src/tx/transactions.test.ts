@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { loadConfig } from "../config/load-config.js";
-import { result } from "../test-support/chain-helpers.js";
+import { receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { describeEachStore, POSTGRES_AVAILABLE, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -168,9 +168,7 @@ describeEachStore("POST /transaction", (target) => {
       transaction: { data: "0x600d80600b6000396000f363deadbeef6000526004601cfd" },
     });
     expect(status).toBe(200);
-    const receipt = await result<{ contractAddress: string }>(rt, "eth_getTransactionReceipt", [
-      (json as { tx_hash: string }).tx_hash,
-    ]);
+    const receipt = await receiptOf(rt, (json as { tx_hash: string }).tx_hash);
     expect(receipt.contractAddress).toMatch(/^0x[0-9a-f]{40}$/);
   });
 
@@ -266,9 +264,7 @@ describeEachStore("POST /transaction", (target) => {
       password: PASSWORD,
       transaction: { data: "0x600d80600b6000396000f363deadbeef6000526004601cfd" },
     });
-    const receipt = await result<{ contractAddress: string }>(rt, "eth_getTransactionReceipt", [
-      (deploy.json as { tx_hash: string }).tx_hash,
-    ]);
+    const receipt = await receiptOf(rt, (deploy.json as { tx_hash: string }).tx_hash);
     const revert = await rt.post("/transaction", {
       wallet_id: wallet.id,
       password: PASSWORD,

@@ -1,11 +1,14 @@
 /** The configured chains by id, and the rule that picks one from a request's `chain_id` or `X-Chain-Id`. */
 import { invalidRequest, unknownChain } from "../rpc/rpc-errors.js";
+import type { HeadTracker } from "./head-tracker.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
 export interface Chain {
   readonly chainId: number;
   readonly name: string;
   readonly pool: UpstreamPool;
+  /** Absent only in tests that build a chain by hand. */
+  readonly head?: HeadTracker;
 }
 
 export class ChainRegistry {

@@ -57,7 +57,6 @@ export class HttpUpstream {
         method: "POST",
         headers,
         body,
-        signal: AbortSignal.timeout(this.timeoutMs),
       });
       status = response.statusCode;
       text = await response.body.text();
@@ -102,8 +101,8 @@ export class HttpUpstream {
 
 function describeTransportError(error: unknown): string {
   if (error instanceof Error) {
-    if (error.name === "TimeoutError" || error.name === "AbortError") return "timed out";
     const code = (error as { code?: unknown }).code;
+    if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return "timed out";
     return typeof code === "string" ? `${code} ${error.message}` : error.message;
   }
   return String(error);

@@ -1,0 +1,213 @@
+/**
+ * The cost of the gateway, measured in one run: requests/s and p50/p99 of direct anvil vs chaingate
+ * (Native path and POST /) for eth_blockNumber, eth_getBalance, eth_getBlockByHash (cacheable) and
+ * eth_getBalance at "pending" (forwarded, never cached), at 1 and 32 connections, beside a plain
+ * Fastify handler returning a constant (the ceiling of this stack here). chaingate runs as its own
+ * process (dist/main.js) so its resident memory under load is its own.
+ * Run: npm run bench:gateway   (writes bench/results/gateway-<timestamp>.json)
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { pino } from "pino";
+import { startAnvil } from "../src/devnet/anvil-node.js";
+
+const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
+const DEV = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
+const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-gw-"));
+const anvil = await startAnvil({
+  chainId: 1001,
+  dir: join(dir, "anvil"),
+  blockTime: 0,
+  logger: pino({ level: "silent" }),
+});
+
+async function rpc(url: string, method: string, params: unknown[]): Promise<unknown> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return ((await response.json()) as { result: unknown }).result;
+}
+// A few blocks so there is a real block to fetch by hash.
+for (let i = 0; i < 3; i++)
+  await rpc(anvil.url, "eth_sendTransaction", [{ from: DEV, to: DEV, value: "0x1" }]);
+const block = (await rpc(anvil.url, "eth_getBlockByNumber", ["0x1", false])) as { hash: string };
+
+function startGateway(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [new URL("../dist/main.js", import.meta.url).pathname], {
+    env: {
+      ...process.env,
+      PORT: "0",
+      LOG_LEVEL: "info",
+      CHAINGATE_LOG_REQUESTS: "false",
+      CHAINGATE_DATA_DIR: join(dir, "gateway"),
+      CHAINGATE_UPSTREAMS: anvil.url,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${out}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", () => reject(new Error(`gateway exited: ${out}`)));
+    // The port is chosen by the OS: read it from the ready line.
+    const ready = setInterval(() => {
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
+      if (match) {
+        clearInterval(ready);
+        clearTimeout(timer);
+        resolve({ child, url: match[1]! });
+      }
+    }, 50);
+  });
+}
+
+/** The ceiling: a plain Fastify handler returning a constant, in its own process like chaingate. */
+const CEILING_SOURCE = `
+  import Fastify from "fastify";
+  const app = Fastify();
+  app.post("/", async (_request, reply) => reply.type("application/json").send('{"jsonrpc":"2.0","id":1,"result":"0x1"}'));
+  console.log(await app.listen({ port: 0, host: "127.0.0.1" }));
+`;
+const ceiling = spawn(process.execPath, ["--input-type=module", "-e", CEILING_SOURCE], {
+  cwd: new URL("..", import.meta.url).pathname,
+  stdio: ["ignore", "pipe", "inherit"],
+});
+const ceilingUrl = await new Promise<string>((resolve, reject) => {
+  ceiling.stdout!.once("data", (chunk: Buffer) => resolve(chunk.toString().trim()));
+  ceiling.once("exit", (code) => reject(new Error(`ceiling server exited with ${code}`)));
+});
+
+interface Row {
+  target: string;
+  method: string;
+  connections: number;
+  rps: number;
+  /** Mean latency in ms with decimals; autocannon's percentiles are whole milliseconds. */
+  mean: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function measure(
+  target: string,
+  url: string,
+  method: string,
+  params: unknown[],
+  connections: number,
+  native = false,
+): Promise<Row> {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
+  const result = await autocannon({
+    url: native ? `${url}/${method}` : `${url}/`,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+    connections,
+    duration: DURATION,
+  });
+  return {
+    target,
+    method,
+    connections,
+    rps: Math.round(result.requests.average),
+    mean: Math.round(result.latency.average * 1000) / 1000,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+const gateway = await startGateway();
+let peakRss = 0;
+const sampler = setInterval(() => {
+  peakRss = Math.max(peakRss, rssMb(gateway.child.pid!));
+}, 100);
+
+const methods: [string, unknown[], "cacheable" | "forwarded"][] = [
+  ["eth_blockNumber", [], "cacheable"],
+  ["eth_getBalance", [DEV, "latest"], "cacheable"],
+  ["eth_getBlockByHash", [block.hash, false], "cacheable"],
+  ["eth_getBalance", [DEV, "pending"], "forwarded"],
+];
+const rows: Row[] = [];
+try {
+  for (const connections of [1, 32]) {
+    rows.push(await measure("ceiling", ceilingUrl, "constant", [], connections));
+    for (const [method, params] of methods) {
+      const label = `${method}${params.includes("pending") ? "(pending)" : ""}`;
+      rows.push({ ...(await measure("anvil", anvil.url, method, params, connections)), method: label });
+      rows.push({
+        ...(await measure("chaingate POST /", gateway.url, method, params, connections)),
+        method: label,
+      });
+      rows.push({
+        ...(await measure("chaingate Native", gateway.url, method, params, connections, true)),
+        method: label,
+      });
+    }
+  }
+} finally {
+  clearInterval(sampler);
+}
+
+const find = (target: string, method: string, connections: number) =>
+  rows.find((r) => r.target === target && r.method === method && r.connections === connections)!;
+const ratios = rows
+  .filter((r) => r.target.startsWith("chaingate"))
+  .map((r) => {
+    const direct = find("anvil", r.method, r.connections);
+    const ceiling = find("ceiling", "constant", r.connections);
+    const kind = r.method.includes("pending") ? "forwarded" : "cacheable";
+    return {
+      target: r.target,
+      method: r.method,
+      kind,
+      connections: r.connections,
+      rps: r.rps,
+      anvil_rps: direct.rps,
+      ratio_vs_anvil: Math.round((r.rps / direct.rps) * 100) / 100,
+      target_vs_anvil: kind === "cacheable" ? ">= 1.5" : ">= 0.7",
+      ratio_vs_ceiling: Math.round((r.rps / ceiling.rps) * 100) / 100,
+      mean_ms: r.mean,
+      added_mean_ms: Math.round((r.mean - direct.mean) * 1000) / 1000,
+      target_added_ms: kind === "forwarded" && r.connections === 1 ? "< 0.5" : "",
+      p50_ms: r.p50,
+      p99_ms: r.p99,
+      errors: r.errors,
+    };
+  });
+console.table(rows);
+console.table(ratios);
+const results = {
+  when: new Date().toISOString(),
+  seconds_per_case: DURATION,
+  peak_rss_mb: Math.round(peakRss),
+  target_rss_mb: 200,
+  rows,
+  ratios,
+};
+console.log(`chaingate peak RSS under load: ${results.peak_rss_mb} MB (target < 200 MB)`);
+mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+const file = new URL(`./results/gateway-${results.when.replace(/[:.]/g, "-")}.json`, import.meta.url);
+writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+console.log(`written to ${file.pathname}`);
+
+gateway.child.kill("SIGTERM");
+ceiling.kill("SIGTERM");
+await anvil.stop();
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { METHODS_BY_NAME } from "../rpc/method-table.js";
+import { mine, receiptOf, result } from "../test-support/chain-helpers.js";
+import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { ResponseCache } from "./response-cache.js";
+
+const spec = (name: string) => METHODS_BY_NAME.get(name)!;
+
+describe("response cache rules", () => {
+  it("keeps immutable answers, never a null; joins identical calls in flight", async () => {
+    const cache = new ResponseCache(1024 * 1024);
+    let calls = 0;
+    const fetch = async () => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 20));
+      return { hash: "0xabc" };
+    };
+    const params = [`0x${"1".repeat(64)}`, false];
+    await Promise.all(
+      Array.from({ length: 10 }, () => cache.get(1, 5, spec("eth_getBlockByHash"), params, fetch)),
+    );
+    expect(calls).toBe(1);
+    await cache.get(1, 6, spec("eth_getBlockByHash"), params, fetch);
+    expect(calls).toBe(1);
+    let nulls = 0;
+    const missing = async () => {
+      nulls++;
+      return null;
+    };
+    await cache.get(1, 6, spec("eth_getTransactionReceipt"), [`0x${"2".repeat(64)}`], missing);
+    await cache.get(1, 6, spec("eth_getTransactionReceipt"), [`0x${"2".repeat(64)}`], missing);
+    expect(nulls).toBe(2);
+  });
+
+  it("reuses 'latest' answers only for the head they were read at, and never 'pending' ones", async () => {
+    const cache = new ResponseCache(1024 * 1024);
+    let calls = 0;
+    const fetch = async () => `0x${(++calls).toString(16)}`;
+    const latest = [DEV_ACCOUNT, "latest"];
+    expect((await cache.get(1, 10, spec("eth_getBalance"), latest, fetch)).text).toBe('"0x1"');
+    expect((await cache.get(1, 10, spec("eth_getBalance"), latest, fetch)).text).toBe('"0x1"');
+    expect((await cache.get(1, 11, spec("eth_getBalance"), latest, fetch)).text).toBe('"0x2"');
+    expect((await cache.get(1, undefined, spec("eth_getBalance"), latest, fetch)).text).toBe('"0x3"');
+    const pending = [DEV_ACCOUNT, "pending"];
+    await cache.get(1, 11, spec("eth_getBalance"), pending, fetch);
+    await cache.get(1, 11, spec("eth_getBalance"), pending, fetch);
+    expect(calls).toBe(5);
+  });
+
+  it("treats a block number as final only deep below the head, and an index is not a block", async () => {
+    const cache = new ResponseCache(1024 * 1024);
+    let calls = 0;
+    const fetch = async () => ({ n: ++calls });
+    const byNumberAndIndex = spec("eth_getTransactionByBlockNumberAndIndex");
+    await cache.get(1, 100, byNumberAndIndex, ["latest", "0x0"], fetch);
+    await cache.get(1, 101, byNumberAndIndex, ["latest", "0x0"], fetch);
+    expect(calls).toBe(2);
+    await cache.get(1, 100, byNumberAndIndex, ["0x5", "0x0"], fetch);
+    await cache.get(1, 101, byNumberAndIndex, ["0x5", "0x0"], fetch);
+    expect(calls).toBe(3);
+    await cache.get(1, 100, byNumberAndIndex, ["0x60", "0x0"], fetch);
+    await cache.get(1, 101, byNumberAndIndex, ["0x60", "0x0"], fetch);
+    expect(calls).toBe(5);
+  });
+
+  it("stays within its memory budget", async () => {
+    const cache = new ResponseCache(10_000);
+    for (let i = 0; i < 200; i++) {
+      await cache.get(
+        1,
+        1,
+        spec("eth_getBlockByHash"),
+        [`0x${i.toString(16).padStart(64, "0")}`, false],
+        async () => "x".repeat(500),
+      );
+    }
+    expect(cache.size).toBeLessThan(25);
+  });
+});
+
+describe("cached answers through the gateway stay correct", () => {
+  let rt: TestRuntime;
+  beforeAll(async () => {
+    rt = await startTestRuntime({ env: { CHAINGATE_HEAD_POLL_MS: "50" } });
+  });
+  afterAll(async () => {
+    await rt?.close();
+  });
+
+  it("a balance read right after a send through the gateway shows the send", async () => {
+    for (let i = 0; i < 5; i++) {
+      const before = BigInt(await result<string>(rt, "eth_getBalance", [DEV_ACCOUNT_2, "latest"]));
+      const hash = await result<string>(rt, "eth_sendTransaction", [
+        { from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0x7" },
+      ]);
+      await receiptOf(rt, hash);
+      const after = BigInt(await result<string>(rt, "eth_getBalance", [DEV_ACCOUNT_2, "latest"]));
+      expect(after - before).toBe(7n);
+    }
+  });
+
+  it("a block made elsewhere is seen within the head poll interval", async () => {
+    const before = Number(await result<string>(rt, "eth_blockNumber"));
+    await mine(rt, 1);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(Number(await result<string>(rt, "eth_blockNumber"))).toBe(before + 1);
+  });
+});

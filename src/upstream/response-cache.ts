@@ -1,0 +1,128 @@
+/** Finality-aware answers cache with in-flight coalescing; answers are kept as JSON text, ready to send. */
+import type { MethodSpec } from "../rpc/method-table.js";
+
+/** A result already serialised; the envelope writer splices it in without stringifying again. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+interface Entry {
+  json: JsonText;
+  /** Head the answer was valid for; undefined for answers that never change. */
+  head: number | undefined;
+  at: number;
+}
+
+/** Blocks behind the head after which a block's contents are treated as final for caching. */
+const FINALITY_DEPTH = 64;
+
+export class ResponseCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly inFlight = new Map<string, Promise<JsonText>>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** How long an answer may be reused: "forever", "head" (this block only) or "never". */
+  private lifetime(
+    spec: MethodSpec,
+    params: readonly unknown[],
+    head: number | undefined,
+  ): "forever" | "head" | "never" {
+    switch (spec.cache) {
+      case "static":
+      case "immutable":
+        return "forever";
+      case "head":
+        return head === undefined ? "never" : "head";
+      case "block": {
+        const index = spec.params.findIndex((p) => p.name === "block" || p.name === "newestBlock");
+        const blockParam = index < 0 ? undefined : blockOf(params[index]);
+        if (blockParam === undefined) return "never";
+        if (blockParam.kind === "hash") return "forever";
+        if (blockParam.kind === "tag") {
+          if (blockParam.tag === "pending") return "never";
+          if (blockParam.tag === "earliest") return "forever";
+          return head === undefined ? "never" : "head";
+        }
+        if (head === undefined) return "never";
+        if (blockParam.number <= head - FINALITY_DEPTH) return "forever";
+        return blockParam.number <= head ? "head" : "never";
+      }
+      default:
+        return "never";
+    }
+  }
+
+  /** Answers from the cache, joins an identical call in flight, or runs `fetch` once for all. */
+  async get(
+    chainId: number,
+    head: number | undefined,
+    spec: MethodSpec,
+    params: readonly unknown[],
+    fetch: () => Promise<unknown>,
+  ): Promise<JsonText> {
+    const lifetime = this.lifetime(spec, params, head);
+    const key = `${chainId}|${spec.name}|${JSON.stringify(params)}`;
+    if (lifetime !== "never") {
+      const hit = this.entries.get(key);
+      if (hit && (hit.head === undefined || hit.head === head)) {
+        // Refresh LRU order.
+        this.entries.delete(key);
+        this.entries.set(key, hit);
+        return hit.json;
+      }
+    }
+    const pending = this.inFlight.get(key);
+    if (pending) return pending;
+    const run = (async () => {
+      const result = await fetch();
+      const json = new JsonText(JSON.stringify(result ?? null));
+      // A null "not found" may become found later (a transaction about to be mined): never kept.
+      if (lifetime !== "never" && result !== null && result !== undefined) {
+        this.store(key, { json, head: lifetime === "head" ? head : undefined, at: Date.now() });
+      }
+      return json;
+    })();
+    // Coalescing only: the entry is dropped when the call settles, whatever the outcome.
+    this.inFlight.set(key, run);
+    try {
+      return await run;
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  private store(key: string, entry: Entry): void {
+    const old = this.entries.get(key);
+    if (old) this.bytes -= old.json.text.length + key.length;
+    this.entries.set(key, entry);
+    this.bytes += entry.json.text.length + key.length;
+    // Oldest first: Map keeps insertion order, and hits re-insert.
+    for (const [k, e] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(k);
+      this.bytes -= e.json.text.length + k.length;
+    }
+  }
+}
+
+type BlockParam = { kind: "hash" } | { kind: "tag"; tag: string } | { kind: "number"; number: number };
+
+/** What a block parameter names: a hash (immutable), a tag, or a number. */
+function blockOf(p: unknown): BlockParam | undefined {
+  if (typeof p === "string") {
+    if (/^0x[0-9a-fA-F]{64}$/.test(p)) return { kind: "hash" };
+    if (/^0x[0-9a-fA-F]{1,16}$/.test(p)) return { kind: "number", number: Number.parseInt(p.slice(2), 16) };
+    if (["latest", "safe", "finalized", "pending", "earliest"].includes(p)) return { kind: "tag", tag: p };
+  } else if (typeof p === "object" && p !== null) {
+    if ("blockHash" in p) return { kind: "hash" };
+    const n = (p as { blockNumber?: unknown }).blockNumber;
+    if (typeof n === "string") return { kind: "number", number: Number.parseInt(n.slice(2), 16) };
+  }
+  return undefined;
+}
