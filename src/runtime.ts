@@ -14,6 +14,7 @@ import { openStore, type Store } from "./store/database.js";
 import { FeeOracle } from "./tx/fee-oracle.js";
 import { IdempotencyStore } from "./tx/idempotency.js";
 import { NonceLedger } from "./tx/nonce-ledger.js";
+import { SignerRegistry } from "./tx/signer-registry.js";
 import { TransactionPipeline } from "./tx/transaction-pipeline.js";
 import { TransactionService } from "./tx/transaction-service.js";
 import { TransactionTracker } from "./tx/transaction-tracker.js";
@@ -167,12 +168,18 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       ...(devnet && config.devnet.fundWallets ? { onAddressesCreated: devnetFunder(chains) } : {}),
     });
 
+    const fees = new FeeOracle();
+    const signers = new SignerRegistry(config.unlockCacheSeconds * 1000);
+    const signerPruner = setInterval(() => signers.prune(), 30_000);
+    signerPruner.unref();
+    cleanups.push(async () => clearInterval(signerPruner));
     const pipeline = new TransactionPipeline({
       store,
       ledger: new NonceLedger(store),
-      fees: new FeeOracle(),
+      fees,
       gasMarginPercent: config.gasMarginPercent,
       logger,
+      signers,
     });
     const transactions = new TransactionService({
       wallets,
@@ -187,6 +194,11 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       confirmations: config.confirmations,
       intervalMs: config.trackerIntervalMs,
       resendAfterMs: config.resendAfterSeconds * 1000,
+      replaceAfterMs: config.replaceAfterSeconds * 1000,
+      maxFeePerGas: BigInt(config.maxFeeGwei) * 1_000_000_000n,
+      pipeline,
+      fees,
+      signers,
     });
     // Started before the app answers: stored but unsent transactions (a crash) go out at once.
     tracker.start();

@@ -42,6 +42,8 @@ export interface Config {
   readonly logRequests: boolean;
   readonly headPollMs: number;
   readonly cacheMb: number;
+  readonly replaceAfterSeconds: number;
+  readonly maxFeeGwei: number;
 }
 
 export const DEVNET_HOME_CHAIN_ID = 1001;

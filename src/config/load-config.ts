@@ -40,6 +40,8 @@ const DEFAULTS: OptionValues = {
   logRequests: true,
   headPollMs: 250,
   cacheMb: 32,
+  replaceAfterSeconds: 60,
+  maxFeeGwei: 1000,
 };
 
 /** Splits argv into `--flag value` / `--flag=value` pairs; unknown flags are problems, not ignored. */
@@ -209,6 +211,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     logRequests: v.logRequests,
     headPollMs: v.headPollMs,
     cacheMb: v.cacheMb,
+    replaceAfterSeconds: v.replaceAfterSeconds,
+    maxFeeGwei: v.maxFeeGwei,
   };
   return deepFreeze(config);
 }

@@ -38,6 +38,8 @@ export interface OptionValues {
   logRequests: boolean;
   headPollMs: number;
   cacheMb: number;
+  replaceAfterSeconds: number;
+  maxFeeGwei: number;
 }
 
 function integer(min: number, max: number): OptionSpec["parse"] {
@@ -289,5 +291,21 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "memory for cached node answers (0 disables caching; identical calls in flight are still joined)",
     defaultText: "32",
     parse: integer(0, 4096),
+  },
+  {
+    key: "replaceAfterSeconds",
+    env: "CHAINGATE_REPLACE_AFTER_SECONDS",
+    flag: "--replace-after-seconds",
+    help: "a transaction pending this long is replaced with fees raised 12.5%",
+    defaultText: "60",
+    parse: integer(1, 86_400),
+  },
+  {
+    key: "maxFeeGwei",
+    env: "CHAINGATE_MAX_FEE_GWEI",
+    flag: "--max-fee-gwei",
+    help: "replacements never offer more than this per gas",
+    defaultText: "1000",
+    parse: integer(1, 1_000_000),
   },
 ];

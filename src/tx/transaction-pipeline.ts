@@ -10,6 +10,7 @@ import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
 import type { NonceLedger } from "./nonce-ledger.js";
+import type { SignerRegistry } from "./signer-registry.js";
 import {
   estimationFailed,
   isAlreadyKnown,
@@ -48,6 +49,7 @@ export interface PipelineOptions {
   /** Gas limit = estimate x (100 + margin) / 100. */
   gasMarginPercent: number;
   logger: Logger;
+  signers: SignerRegistry;
   now?: () => number;
 }
 
@@ -65,6 +67,7 @@ export class TransactionPipeline {
 
   async submit(op: SignedOperation): Promise<Submitted> {
     const from = op.account.address;
+    this.options.signers.remember(from, op.account);
     const gas = op.gas ?? (await this.estimate(op));
     let fees: Fees;
     try {
@@ -143,6 +146,19 @@ export class TransactionPipeline {
       const nonce = await ledger.allocate(trx, op.chain.chainId, op.account.address);
       return this.signAndInsert(trx, op, gas, fees, nonce);
     });
+  }
+
+  /** Signs `op` at a given nonce and stores it as queued (used by the tracker for fee-bump replacements). */
+  async signAt(
+    op: SignedOperation,
+    gas: bigint,
+    fees: Fees,
+    nonce: number,
+    replaces: string,
+  ): Promise<TransactionsTable> {
+    return this.options.store.db
+      .transaction()
+      .execute((trx) => this.signAndInsert(trx, op, gas, fees, nonce, replaces));
   }
 
   private async signAndInsert(

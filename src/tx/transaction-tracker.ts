@@ -1,9 +1,13 @@
 /** Follows every signed transaction to its receipt and confirmations; resends what the node lost. */
 import type { Logger } from "pino";
+import type { Hex } from "viem";
 import { NodeRpcError } from "../rpc/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import type { FeeOracle, Fees } from "./fee-oracle.js";
+import type { SignerRegistry } from "./signer-registry.js";
+import type { TransactionPipeline } from "./transaction-pipeline.js";
 import { isAlreadyKnown, isNonceConflict, revertReason } from "./tx-errors.js";
 
 export interface TrackerOptions {
@@ -15,8 +19,19 @@ export interface TrackerOptions {
   intervalMs: number;
   /** A sent transaction the node no longer knows is resent after this long. */
   resendAfterMs: number;
+  /** A sent transaction still pending after this long is replaced with higher fees. */
+  replaceAfterMs: number;
+  /** Fee-bump replacements never offer more than this per gas. */
+  maxFeePerGas: bigint;
+  pipeline: TransactionPipeline;
+  fees: FeeOracle;
+  signers: SignerRegistry;
   now?: () => number;
 }
+
+/** Raises a fee by 12.5% (nodes ask for at least 10% to replace a pending transaction). */
+const bump = (fee: bigint): bigint => (fee * 9n) / 8n + 1n;
+const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 interface Receipt {
   status: string;
@@ -130,6 +145,7 @@ export class TransactionTracker {
     } catch {
       return;
     }
+    if (!receipt && row.replaces && (await this.originalWon(chain, row))) return;
     if (receipt) {
       const blockNumber = Number(BigInt(receipt.blockNumber));
       if (receipt.status === "0x1") {
@@ -145,14 +161,107 @@ export class TransactionTracker {
       return;
     }
     const sentAt = row.sent_at ?? row.created_at;
-    if (sentAt >= this.startedAt && sentAt + this.options.resendAfterMs > this.now()) return;
+    const age = this.now() - sentAt;
+    const firstCheck = Math.min(this.options.resendAfterMs, this.options.replaceAfterMs);
+    if (sentAt >= this.startedAt && age < firstCheck) return;
     const known = await chain.pool
       .call({ method: "eth_getTransactionByHash", params: [row.tx_hash] })
       .catch(() => undefined);
-    if (known === null) {
+    if (known === null && (sentAt < this.startedAt || age >= this.options.resendAfterMs)) {
       this.options.logger.info({ hash: row.tx_hash }, "transaction left the node's pool; resending");
       await this.broadcast(chain, { ...row, state: "sent" });
+    } else if (known && age >= this.options.replaceAfterMs) {
+      await this.replace(chain, row);
     }
+  }
+
+  /** When the transaction a replacement replaced is mined after all, the rows say so. */
+  private async originalWon(chain: Chain, row: TransactionsTable): Promise<boolean> {
+    const original = await this.options.store.db
+      .selectFrom("transactions")
+      .selectAll()
+      .where("id", "=", row.replaces!)
+      .executeTakeFirst();
+    if (original?.state !== "replaced") return false;
+    const receipt = await this.receipt(chain, original.tx_hash).catch(() => null);
+    if (!receipt) return false;
+    await this.update(original, {
+      state: "mined",
+      block_number: Number(BigInt(receipt.blockNumber)),
+      block_hash: receipt.blockHash,
+      replaced_by: null,
+    });
+    await this.update(row, { state: "dropped", error: "the transaction it replaced was mined instead" });
+    return true;
+  }
+
+  /** Fees for a replacement: both raised by at least 12.5%, at least today's, never above the cap. */
+  private replacementFees(row: TransactionsTable, current: Fees): Fees | undefined {
+    const cap = this.options.maxFeePerGas;
+    if (row.max_fee_per_gas !== null && row.max_priority_fee_per_gas !== null) {
+      const oldMax = BigInt(row.max_fee_per_gas);
+      const oldTip = BigInt(row.max_priority_fee_per_gas);
+      const tip = max(bump(oldTip), current.type === "eip1559" ? current.maxPriorityFeePerGas : 0n);
+      let maxFee = max(max(bump(oldMax), current.type === "eip1559" ? current.maxFeePerGas : 0n), tip);
+      if (maxFee > cap) maxFee = cap;
+      if (maxFee < bump(oldMax) || tip > maxFee) return undefined;
+      const baseFee = current.type === "eip1559" ? current.baseFee : 0n;
+      return { type: "eip1559", maxFeePerGas: maxFee, maxPriorityFeePerGas: tip, baseFee };
+    }
+    const oldPrice = BigInt(row.gas_price ?? "0");
+    const price = max(bump(oldPrice), current.type === "legacy" ? current.gasPrice : 0n);
+    return price > cap ? undefined : { type: "legacy", gasPrice: price };
+  }
+
+  /** Replaces a stuck transaction: same nonce and contents, higher fees, signed by the cached signer. */
+  private async replace(chain: Chain, row: TransactionsTable): Promise<void> {
+    const account = this.options.signers.get(row.from_address);
+    if (!account) return; // nobody unlocked this address recently: it waits, and is resent if lost
+    const current = await this.options.fees.get(chain).catch(() => undefined);
+    if (!current) return;
+    const fees = this.replacementFees(row, current);
+    if (!fees) {
+      this.options.logger.warn(
+        { hash: row.tx_hash },
+        "stuck transaction already at the fee cap; not replaced",
+      );
+      return;
+    }
+    const replacement = await this.options.pipeline.signAt(
+      {
+        chain,
+        account,
+        walletId: row.wallet_id,
+        addressIndex: row.address_index,
+        to: row.to_address as Hex | null,
+        data: row.data as Hex,
+        value: BigInt(row.value),
+        kind: row.kind,
+        ...(row.metadata ? { metadata: JSON.parse(row.metadata) as Record<string, unknown> } : {}),
+        owner: row.owner,
+      },
+      BigInt(row.gas_limit),
+      fees,
+      row.nonce,
+      row.id,
+    );
+    try {
+      await chain.pool.call({ method: "eth_sendRawTransaction", params: [replacement.raw] });
+    } catch (error) {
+      if (!(error instanceof NodeRpcError && isAlreadyKnown(error))) {
+        await this.update(replacement, {
+          state: "failed",
+          error: `replacement not accepted: ${(error as Error).message}`,
+        });
+        return;
+      }
+    }
+    await this.update(replacement, { state: "sent", sent_at: this.now(), broadcasts: 1 });
+    await this.update(row, { state: "replaced", replaced_by: replacement.tx_hash });
+    this.options.logger.info(
+      { old: row.tx_hash, new: replacement.tx_hash, nonce: row.nonce },
+      "replaced a stuck transaction",
+    );
   }
 
   /** Replays a reverted transaction at its block to recover the reason the receipt does not carry. */

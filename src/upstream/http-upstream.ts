@@ -20,7 +20,7 @@ export class HttpUpstream {
 
   constructor(
     url: string,
-    private readonly timeoutMs: number,
+    readonly timeoutMs: number,
   ) {
     const parsed = new URL(url);
     this.url = url;

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { receiptOf } from "../test-support/chain-helpers.js";
+import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import type { TransferRecord } from "./list-transfers.js";
+
+let rt: TestRuntime;
+const anvil = async (method: string, params: unknown[] = []) => {
+  const response = await fetch(rt.devnet!.nodes[0]!.url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return ((await response.json()) as { result: unknown }).result;
+};
+
+beforeAll(async () => {
+  rt = await startTestRuntime({
+    env: { CHAINGATE_TRACKER_INTERVAL_MS: "100", CHAINGATE_REPLACE_AFTER_SECONDS: "1" },
+  });
+});
+afterAll(async () => {
+  await rt?.close();
+});
+
+it("a transaction stuck in the pool is replaced with higher fees, and the replacement is what gets mined", async () => {
+  const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: "pw", address_quantity: 1 });
+  const walletId = (json as { id: string }[])[0]!.id;
+  await anvil("evm_setAutomine", [false]);
+  try {
+    const sent = await rt.post("/transaction", {
+      wallet_id: walletId,
+      password: "pw",
+      transaction: { to: DEV_ACCOUNT_2, value: "5" },
+    });
+    expect(sent.status).toBe(200);
+    const original = (sent.json as { tx_hash: string }).tx_hash;
+
+    let records: TransferRecord[] = [];
+    for (let i = 0; i < 60; i++) {
+      const list = await rt.post("/list_all_transfers", { wallet_id: walletId });
+      records = (list.json as { result: { transfers: TransferRecord[] } }).result.transfers;
+      if (records.some((r) => r.state === "replaced")) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const old = records.find((r) => r.tx_hash === original)!;
+    const replacement = records.find((r) => r.tx_hash !== original)!;
+    expect(old.state).toBe("replaced");
+    expect(old.replaced_by).toBe(replacement.tx_hash);
+    expect(replacement.nonce).toBe(old.nonce);
+    expect(replacement.value).toBe("5");
+
+    await anvil("evm_mine");
+    const receipt = await receiptOf(rt, replacement.tx_hash);
+    expect(receipt.status).toBe("0x1");
+    const node = (await anvil("eth_getTransactionByHash", [replacement.tx_hash])) as { maxFeePerGas: string };
+    const first = (await anvil("eth_getTransactionReceipt", [original])) as unknown;
+    expect(first).toBeNull();
+    expect(BigInt(node.maxFeePerGas)).toBeGreaterThan(0n);
+    for (let i = 0; i < 50; i++) {
+      const list = await rt.post("/list_all_transfers", { wallet_id: walletId });
+      records = (list.json as { result: { transfers: TransferRecord[] } }).result.transfers;
+      if (records.find((r) => r.tx_hash === replacement.tx_hash)?.state === "confirmed") break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(records.find((r) => r.tx_hash === replacement.tx_hash)?.state).toBe("confirmed");
+    expect(records.find((r) => r.tx_hash === original)?.state).toBe("replaced");
+  } finally {
+    await anvil("evm_setAutomine", [true]);
+  }
+});
