@@ -70,70 +70,54 @@ async function post(pool: Pool, path: string, body: unknown): Promise<{ status: 
 const anvil = new Pool(new URL(anvilUrl).origin, { connections: CONCURRENCY });
 const gateway = new Pool(new URL(rt.url).origin, { connections: CONCURRENCY });
 
-async function directRound() {
-  // A fresh funded key per round, its transactions signed before the clock starts.
+/** A fresh key per round, funded directly on anvil. */
+async function fundedAccount() {
   const account = privateKeyToAccount(generatePrivateKey());
+  const balance = `0x${parseEther("1000").toString(16)}`;
   await post(anvil, "/", {
     jsonrpc: "2.0",
     id: 1,
     method: "anvil_setBalance",
-    params: [account.address, `0x${parseEther("1000").toString(16)}`],
+    params: [account.address, balance],
   });
+  return account;
+}
+
+const transfer = (nonce: number) =>
+  ({
+    chainId: 1001,
+    type: "eip1559",
+    nonce,
+    to: TO,
+    value: 1n,
+    gas: 21_000n,
+    maxFeePerGas: 50_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+  }) as const;
+
+async function sendRaw(id: number, raw: Hex): Promise<void> {
+  const { text } = await post(anvil, "/", {
+    jsonrpc: "2.0",
+    id,
+    method: "eth_sendRawTransaction",
+    params: [raw],
+  });
+  if (!text.includes('"result"')) throw new Error(`direct send failed: ${text}`);
+}
+
+/** The ceiling: transactions signed before the clock starts, then sent straight to anvil. */
+async function directRound() {
+  const account = await fundedAccount();
   const raws: Hex[] = [];
-  for (let nonce = 0; nonce < COUNT; nonce++) {
-    raws.push(
-      await account.signTransaction({
-        chainId: 1001,
-        type: "eip1559",
-        nonce,
-        to: TO,
-        value: 1n,
-        gas: 21_000n,
-        maxFeePerGas: 50_000_000_000n,
-        maxPriorityFeePerGas: 1_000_000_000n,
-      }),
-    );
-  }
-  return drive(COUNT, CONCURRENCY, async (i) => {
-    const { text } = await post(anvil, "/", {
-      jsonrpc: "2.0",
-      id: i,
-      method: "eth_sendRawTransaction",
-      params: [raws[i]],
-    });
-    if (!text.includes('"result"')) throw new Error(`direct send failed: ${text}`);
-  });
+  for (let nonce = 0; nonce < COUNT; nonce++) raws.push(await account.signTransaction(transfer(nonce)));
+  return drive(COUNT, CONCURRENCY, (i) => sendRaw(i, raws[i]!));
 }
 
 /** A client that signs each transaction in its loop, then sends it: what any signer must at least pay. */
 async function directSignRound() {
-  const account = privateKeyToAccount(generatePrivateKey());
-  await post(anvil, "/", {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "anvil_setBalance",
-    params: [account.address, `0x${parseEther("1000").toString(16)}`],
-  });
+  const account = await fundedAccount();
   let nonce = 0;
-  return drive(COUNT, CONCURRENCY, async (i) => {
-    const raw = await account.signTransaction({
-      chainId: 1001,
-      type: "eip1559",
-      nonce: nonce++,
-      to: TO,
-      value: 1n,
-      gas: 21_000n,
-      maxFeePerGas: 50_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-    });
-    const { text } = await post(anvil, "/", {
-      jsonrpc: "2.0",
-      id: i,
-      method: "eth_sendRawTransaction",
-      params: [raw],
-    });
-    if (!text.includes('"result"')) throw new Error(`direct send failed: ${text}`);
-  });
+  return drive(COUNT, CONCURRENCY, async (i) => sendRaw(i, await account.signTransaction(transfer(nonce++))));
 }
 
 async function gatewayRound() {
