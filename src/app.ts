@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { Config } from "./config/config.js";
 import type { FilterService } from "./filters/filter-service.js";
+import type { SubscriptionHub } from "./filters/subscription-hub.js";
 import { healthRoutes } from "./http/health-routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { fromFastifyError, problemOf } from "./http/problem.js";
@@ -11,6 +12,7 @@ import { rpcRoutes } from "./http/rpc-routes.js";
 import { transactionRoutes } from "./http/transaction-routes.js";
 import { formatValidationErrors } from "./http/validation-errors.js";
 import { walletRoutes } from "./http/wallet-routes.js";
+import { registerWebSocket } from "./http/websocket-routes.js";
 import { RpcDispatcher } from "./rpc/dispatcher.js";
 import { errorText } from "./rpc/envelope.js";
 import { methodNotFound } from "./rpc/rpc-errors.js";
@@ -29,6 +31,7 @@ export interface AppDeps {
   wallets: WalletService;
   transactions: TransactionService;
   cache: ResponseCache;
+  hub: SubscriptionHub;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -82,6 +85,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await registerOpenApi(app);
   const dispatcher = new RpcDispatcher({ filters: deps.filters, cache: deps.cache });
+  await registerWebSocket(app, {
+    chains: deps.chains,
+    dispatcher,
+    hub: deps.hub,
+    batchLimit: config.batchLimit,
+    maxMessageBytes: config.bodyLimit,
+  });
   await app.register(rpcRoutes, {
     chains: deps.chains,
     dispatcher,

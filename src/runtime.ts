@@ -8,6 +8,7 @@ import { type Devnet, startDevnet } from "./devnet/devnet.js";
 import { devnetFunder } from "./devnet/fund-addresses.js";
 import { ChaingateError } from "./errors/chaingate-error.js";
 import { FilterService } from "./filters/filter-service.js";
+import { SubscriptionHub } from "./filters/subscription-hub.js";
 import { KeyDeriver } from "./keys/kdf.js";
 import { UnlockCache } from "./keys/unlock-cache.js";
 import { openStore, type Store } from "./store/database.js";
@@ -205,7 +206,9 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     cleanups.push(() => tracker.stop());
 
     const cache = new ResponseCache(config.cacheMb * 1024 * 1024);
-    const app = await buildApp({ config, logger, store, chains, filters, wallets, transactions, cache });
+    const hub = new SubscriptionHub(logger, config.headPollMs);
+    cleanups.push(async () => hub.close());
+    const app = await buildApp({ config, logger, store, chains, filters, wallets, transactions, cache, hub });
     cleanups.push(() => app.close());
     let url = "";
     if (options.listen !== false) {

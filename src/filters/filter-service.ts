@@ -1,10 +1,10 @@
 /** Gateway-owned filters: state lives in the store, so any instance and any upstream can answer a poll. */
-import { randomBytes } from "node:crypto";
 import { filterNotFound, NodeRpcError } from "../rpc/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { type LogCriteria, matchPart, numericBlock, toHex } from "./filter-criteria.js";
+import { randomQuantityId } from "./random-id.js";
 
 export interface FilterServiceOptions {
   store: Store;
@@ -55,7 +55,7 @@ export class FilterService {
     cursor: number,
     nodeFilterId: string | null = null,
   ): Promise<string> {
-    const id = `0x${randomBytes(16).toString("hex")}`;
+    const id = randomQuantityId();
     const now = this.now();
     await this.store.db
       .insertInto("filters")

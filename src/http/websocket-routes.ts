@@ -1,0 +1,136 @@
+/** JSON-RPC over WebSocket on GET / and /ws: every method of the table, plus eth_subscribe / eth_unsubscribe. */
+import websocket from "@fastify/websocket";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { WebSocket } from "ws";
+import type { LogCriteria } from "../filters/filter-criteria.js";
+import type { SubscriptionHub, SubscriptionKind } from "../filters/subscription-hub.js";
+import type { RpcDispatcher } from "../rpc/dispatcher.js";
+import { errorText, type RequestId, readRpcRequest, resultText, salvageId } from "../rpc/envelope.js";
+import { FilterObject } from "../rpc/param-schemas.js";
+import { invalidParams, invalidRequest } from "../rpc/rpc-errors.js";
+import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { parseJsonText } from "./json-body.js";
+
+export interface WebSocketOptions {
+  chains: ChainRegistry;
+  dispatcher: RpcDispatcher;
+  hub: SubscriptionHub;
+  batchLimit: number;
+  maxMessageBytes: number;
+}
+
+const KINDS = new Set<SubscriptionKind>(["newHeads", "logs", "newPendingTransactions"]);
+const MAX_SUBSCRIPTIONS_PER_SOCKET = 100;
+const checkFilter = TypeCompiler.Compile(FilterObject);
+
+export async function registerWebSocket(app: FastifyInstance, options: WebSocketOptions): Promise<void> {
+  const { chains, dispatcher, hub, batchLimit, maxMessageBytes } = options;
+  await app.register(websocket, { options: { maxPayload: maxMessageBytes } });
+
+  const serve = (socket: WebSocket, request: FastifyRequest) => {
+    let chain: Chain;
+    try {
+      chain = chains.select(
+        (request.query as { chain_id?: unknown }).chain_id,
+        request.headers["x-chain-id"],
+      );
+    } catch (error) {
+      socket.send(errorText(null, error));
+      socket.close(1008, "unknown chain");
+      return;
+    }
+    const mine = new Set<string>();
+    const send = (text: string) => {
+      if (socket.readyState === socket.OPEN) socket.send(text);
+    };
+
+    const subscribe = (params: unknown): string => {
+      const list = Array.isArray(params) ? params : [];
+      const kind = list[0] as SubscriptionKind;
+      if (!KINDS.has(kind))
+        throw invalidParams(`eth_subscribe expects [newHeads | logs | newPendingTransactions, filter?]`);
+      const criteria = (list[1] ?? {}) as LogCriteria;
+      if (kind === "logs" && !checkFilter.Check(criteria))
+        throw invalidParams("eth_subscribe logs filter must be a filter object");
+      if (mine.size >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
+        throw invalidRequest(`at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions per connection`);
+      }
+      let id = "";
+      id = hub.subscribe(chain, kind, criteria, (result) =>
+        send(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            method: "eth_subscription",
+            params: { subscription: id, result },
+          }),
+        ),
+      );
+      mine.add(id);
+      return id;
+    };
+
+    const one = async (item: unknown): Promise<string | undefined> => {
+      let id: RequestId | undefined;
+      try {
+        const call = readRpcRequest(item);
+        id = call.id;
+        let result: unknown;
+        if (call.method === "eth_subscribe") result = subscribe(call.params);
+        else if (call.method === "eth_unsubscribe") {
+          const target = Array.isArray(call.params) ? call.params[0] : undefined;
+          if (typeof target !== "string") throw invalidParams("eth_unsubscribe expects [subscription id]");
+          result = mine.delete(target.toLowerCase()) ? hub.unsubscribe(target) : false;
+        } else result = await dispatcher.call(chain, call.method, call.params);
+        return id === undefined ? undefined : resultText(id, result);
+      } catch (error) {
+        return errorText(id ?? salvageId(item, null), error);
+      }
+    };
+
+    socket.on("message", (data: Buffer) => {
+      void (async () => {
+        let body: unknown;
+        try {
+          body = parseJsonText(data.toString("utf8"));
+          if (Array.isArray(body)) {
+            if (body.length === 0) throw invalidRequest("a batch must not be empty");
+            if (body.length > batchLimit) throw invalidRequest(`a batch holds at most ${batchLimit} calls`);
+          }
+        } catch (error) {
+          send(errorText(null, error));
+          return;
+        }
+        if (!Array.isArray(body)) {
+          const text = await one(body);
+          if (text !== undefined) send(text);
+          return;
+        }
+        const answers = (await Promise.all(body.map(one))).filter((t): t is string => t !== undefined);
+        if (answers.length > 0) send(`[${answers.join(",")}]`);
+      })();
+    });
+    socket.on("close", () => {
+      for (const id of mine) hub.unsubscribe(id);
+      mine.clear();
+    });
+  };
+
+  for (const url of ["/", "/ws"]) {
+    app.route({
+      method: "GET",
+      url,
+      schema: { hide: true },
+      handler: async (_request, reply) =>
+        reply.code(426).type("application/problem+json").send({
+          type: "urn:chaingate:error:upgrade-required",
+          title: "Upgrade Required",
+          status: 426,
+          detail: "GET / is the JSON-RPC WebSocket endpoint; send POST / for HTTP JSON-RPC, or see /docs",
+          code: "UPGRADE_REQUIRED",
+          retryable: false,
+        }),
+      wsHandler: serve,
+    });
+  }
+}
