@@ -14,6 +14,8 @@ export interface AnvilOptions {
   blockTime: number;
   logger: Logger;
   startTimeoutMs?: number;
+  /** A fixed port (tests that bring a node back at the same address); a free one when absent. */
+  port?: number;
 }
 
 export interface AnvilNode {
@@ -84,7 +86,7 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
     "--host",
     "127.0.0.1",
     "--port",
-    "0",
+    String(options.port ?? 0),
     "--chain-id",
     String(chainId),
     "--state",

@@ -8,6 +8,16 @@ interface Member {
   /** Until this time (ms) the upstream is only tried when every other one failed too. */
   coolUntil: number;
   consecutiveFaults: number;
+  /** Calls this upstream answered (results and node errors alike). */
+  answered: number;
+  faults: number;
+}
+
+export interface UpstreamStats {
+  label: string;
+  answered: number;
+  faults: number;
+  cooling: boolean;
 }
 
 const COOLDOWN_MS = 2_000;
@@ -26,11 +36,23 @@ export class UpstreamPool {
       upstream: new HttpUpstream(url, timeoutMs),
       coolUntil: 0,
       consecutiveFaults: 0,
+      answered: 0,
+      faults: 0,
     }));
   }
 
   get upstreams(): readonly HttpUpstream[] {
     return this.members.map((m) => m.upstream);
+  }
+
+  stats(): UpstreamStats[] {
+    const now = Date.now();
+    return this.members.map((m) => ({
+      label: m.upstream.label,
+      answered: m.answered,
+      faults: m.faults,
+      cooling: m.coolUntil > now,
+    }));
   }
 
   /** Healthy upstreams first (round robin among them), cooling ones last as a final resort. */
@@ -45,12 +67,17 @@ export class UpstreamPool {
     for (const member of this.order(Date.now())) {
       try {
         const result = await member.upstream.call(call);
+        member.answered++;
         member.consecutiveFaults = 0;
         member.coolUntil = 0;
         return result;
       } catch (error) {
         // A node's answer (revert, bad params) is deterministic: another node would say the same.
-        if (!(error instanceof ChaingateError) || !error.retryable) throw error;
+        if (!(error instanceof ChaingateError) || !error.retryable) {
+          member.answered++;
+          throw error;
+        }
+        member.faults++;
         member.consecutiveFaults++;
         member.coolUntil = Date.now() + COOLDOWN_MS * Math.min(member.consecutiveFaults, 15);
         lastFault = error;

@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, expect, it } from "vitest";
+import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
+import { native } from "../test-support/chain-helpers.js";
+import { DEV_ACCOUNT } from "../test-support/evm-fixtures.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+
+const dir = mkdtempSync(join(tmpdir(), "chaingate-failover-"));
+const logger = pino({ level: "silent" });
+const nodes: AnvilNode[] = [];
+let rt: TestRuntime | undefined;
+
+afterAll(async () => {
+  await rt?.close();
+  await Promise.all(nodes.map((n) => n.stop()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+it("killing one of two upstreams under load costs the client (almost) nothing, and it is used again when back", async () => {
+  const portB = await freePort();
+  const a = await startAnvil({ chainId: 1001, dir: join(dir, "a"), blockTime: 0, logger });
+  let b = await startAnvil({ chainId: 1001, dir: join(dir, "b"), blockTime: 0, logger, port: portB });
+  nodes.push(a, b);
+  // No cache: every read is forwarded, so the load really goes to both nodes.
+  rt = await startTestRuntime({ env: { CHAINGATE_UPSTREAMS: `${a.url},${b.url}`, CHAINGATE_CACHE_MB: "0" } });
+  const runtime = rt;
+  const stats = () => runtime.chains.home.pool.stats();
+
+  const reads: [string, unknown[]][] = [
+    ["eth_chainId", []],
+    ["eth_getBalance", [DEV_ACCOUNT, "latest"]],
+    ["eth_blockNumber", []],
+    ["eth_getTransactionCount", [DEV_ACCOUNT, "latest"]],
+  ];
+  let sent = 0;
+  let failed = 0;
+  let stop = false;
+  const worker = async () => {
+    while (!stop) {
+      const [method, params] = reads[sent++ % reads.length]!;
+      const envelope = await native(runtime, method, params).catch(() => undefined);
+      if (!envelope || envelope.error) failed++;
+    }
+  };
+  const workers = Array.from({ length: 16 }, worker);
+  await new Promise((r) => setTimeout(r, 1000));
+  const beforeKill = stats();
+  expect(beforeKill.every((s) => s.answered > 0)).toBe(true);
+  await b.stop();
+  await new Promise((r) => setTimeout(r, 2000));
+  stop = true;
+  await Promise.all(workers);
+  process.stdout.write(`failover: ${failed} of ${sent} requests failed\n`);
+  expect(sent).toBeGreaterThan(1000);
+  expect(failed / sent).toBeLessThan(0.001);
+
+  // Back on the same address: after its cool-down it answers again.
+  b = await startAnvil({ chainId: 1001, dir: join(dir, "b"), blockTime: 0, logger, port: portB });
+  nodes.push(b);
+  const servedBefore = stats()[1]!.answered;
+  const deadline = Date.now() + 40_000;
+  while (stats()[1]!.answered === servedBefore && Date.now() < deadline) {
+    await native(runtime, "eth_chainId");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  expect(stats()[1]!.answered).toBeGreaterThan(servedBefore);
+}, 90_000);
