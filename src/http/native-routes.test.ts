@@ -164,7 +164,7 @@ describe("Native paths against the embedded chain", () => {
     expect(results.eth_sendRawTransaction).toMatch(/^0x[0-9a-f]{64}$/);
     expect(results.eth_sign).toMatch(/^0x[0-9a-f]{130}$/);
     expect(results.eth_uninstallFilter).toBe(true);
-    expect(results.eth_newFilter).toMatch(/^0x[0-9a-f]{32}$/);
+    expect(results.eth_newFilter).toMatch(/^0x[1-9a-f][0-9a-f]{0,31}$/);
   });
 
   it("the 7 no-body paths work with no body, an empty body, or an envelope, with or without content-type", async () => {

@@ -72,7 +72,7 @@ describe("JSON-RPC over WebSocket", () => {
       }),
     );
     const [ack] = (await next()) as { result: string }[];
-    expect(ack?.result).toMatch(/^0x[0-9a-f]{32}$/);
+    expect(ack?.result).toMatch(/^0x[1-9a-f][0-9a-f]{0,31}$/);
     const a = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
     await sendAndWait(rt, { from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0x1" });
     const b = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
