@@ -1,6 +1,6 @@
 /** Builds the Fastify application from a validated config and an explicit dependency object. */
 import { randomUUID } from "node:crypto";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { Config } from "./config/config.js";
 import type { FilterService } from "./filters/filter-service.js";
@@ -40,7 +40,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
     requestIdHeader: "x-request-id",
-    disableRequestLogging: !config.logRequests,
+    logController: new LogController({ disableRequestLogging: !config.logRequests }),
     genReqId: () => randomUUID(),
     // Slow clients must not hold a connection forever (a body that never finishes).
     requestTimeout: 30_000,

@@ -10,6 +10,15 @@ export interface Cli {
   exited: Promise<number | null>;
 }
 
+/** Every CLI a test started: killed by `killStartedClis` even when an assertion failed halfway. */
+const started = new Set<ChildProcess>();
+
+export function killStartedClis(): void {
+  for (const child of started)
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  started.clear();
+}
+
 export async function startCli(dataDir: string, env: Record<string, string> = {}): Promise<Cli> {
   const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
     env: {
@@ -22,6 +31,7 @@ export async function startCli(dataDir: string, env: Record<string, string> = {}
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  started.add(child);
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   let output = "";
   const url = await new Promise<string>((resolve, reject) => {
