@@ -13,6 +13,7 @@ import { transactionRoutes } from "./http/transaction-routes.js";
 import { formatValidationErrors } from "./http/validation-errors.js";
 import { walletRoutes } from "./http/wallet-routes.js";
 import { registerWebSocket } from "./http/websocket-routes.js";
+import type { Metrics } from "./metrics/metrics.js";
 import { RpcDispatcher } from "./rpc/dispatcher.js";
 import { errorText } from "./rpc/envelope.js";
 import { methodNotFound } from "./rpc/rpc-errors.js";
@@ -32,6 +33,7 @@ export interface AppDeps {
   transactions: TransactionService;
   cache: ResponseCache;
   hub: SubscriptionHub;
+  metrics: Metrics;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -51,6 +53,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    // The route pattern, not the URL: one series per route however many ids callers send.
+    const route = request.routeOptions.url ?? "unmatched";
+    deps.metrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -84,7 +91,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await registerOpenApi(app);
-  const dispatcher = new RpcDispatcher({ filters: deps.filters, cache: deps.cache });
+  const dispatcher = new RpcDispatcher({
+    filters: deps.filters,
+    cache: deps.cache,
+    onCall: (method, ok) => deps.metrics.observeRpcCall(method, ok),
+  });
+  app.get(
+    "/metrics",
+    { schema: { tags: ["Operations"], summary: "Prometheus metrics (text exposition format)" } },
+    async (_request, reply) =>
+      reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()),
+  );
   await registerWebSocket(app, {
     chains: deps.chains,
     dispatcher,

@@ -11,6 +11,7 @@ import { FilterService } from "./filters/filter-service.js";
 import { SubscriptionHub } from "./filters/subscription-hub.js";
 import { KeyDeriver } from "./keys/kdf.js";
 import { UnlockCache } from "./keys/unlock-cache.js";
+import { Metrics } from "./metrics/metrics.js";
 import { openStore, type Store } from "./store/database.js";
 import { FeeOracle } from "./tx/fee-oracle.js";
 import { IdempotencyStore } from "./tx/idempotency.js";
@@ -160,9 +161,10 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       clearInterval(pruner);
       unlockCache.clear();
     });
+    const deriver = new KeyDeriver(config.scryptConcurrency);
     const wallets = new WalletService({
       store,
-      deriver: new KeyDeriver(config.scryptConcurrency),
+      deriver,
       cache: unlockCache,
       kdf: config.kdf,
       maxAddresses: config.maxAddressesPerWallet,
@@ -208,7 +210,19 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const cache = new ResponseCache(config.cacheMb * 1024 * 1024);
     const hub = new SubscriptionHub(logger, config.headPollMs);
     cleanups.push(async () => hub.close());
-    const app = await buildApp({ config, logger, store, chains, filters, wallets, transactions, cache, hub });
+    const metrics = new Metrics({ chains, store, cache, hub, deriver });
+    const app = await buildApp({
+      config,
+      logger,
+      store,
+      chains,
+      filters,
+      wallets,
+      transactions,
+      cache,
+      hub,
+      metrics,
+    });
     cleanups.push(() => app.close());
     let url = "";
     if (options.listen !== false) {

@@ -11,6 +11,8 @@ import { compileParams, type ParamsValidator } from "./validate-params.js";
 export interface DispatcherDeps {
   filters: FilterService;
   cache: ResponseCache;
+  /** Told the outcome of every call (metrics). */
+  onCall?: (method: string, ok: boolean) => void;
 }
 
 /** Methods whose answers carry a block number the head tracker can learn from. */
@@ -41,6 +43,19 @@ export class RpcDispatcher {
 
   /** Resolves to the node's result (as JSON text when it went through the cache); rejects with a ChaingateError. */
   async call(chain: Chain, method: string, params: unknown): Promise<unknown | JsonText> {
+    const onCall = this.deps.onCall;
+    if (!onCall) return this.execute(chain, method, params);
+    try {
+      const result = await this.execute(chain, method, params);
+      onCall(method, true);
+      return result;
+    } catch (error) {
+      onCall(method, false);
+      throw error;
+    }
+  }
+
+  private async execute(chain: Chain, method: string, params: unknown): Promise<unknown | JsonText> {
     const spec = METHODS_BY_NAME.get(method);
     const validate = this.validators.get(method);
     if (!spec || !validate) throw methodNotFound(method);

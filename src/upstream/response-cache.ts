@@ -20,6 +20,9 @@ export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<JsonText>>();
   private bytes = 0;
+  /** Lookups answered from the cache, and those that went to a node (metrics). */
+  hits = 0;
+  misses = 0;
 
   constructor(private readonly maxBytes: number) {}
 
@@ -74,11 +77,13 @@ export class ResponseCache {
         // Refresh LRU order.
         this.entries.delete(key);
         this.entries.set(key, hit);
+        this.hits++;
         return hit.json;
       }
     }
     const pending = this.inFlight.get(key);
     if (pending) return pending;
+    this.misses++;
     const run = (async () => {
       const result = await fetch();
       const json = new JsonText(JSON.stringify(result ?? null));

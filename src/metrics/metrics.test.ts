@@ -1,0 +1,68 @@
+import parsePrometheus from "parse-prometheus-text-format";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { sendAndWait } from "../test-support/chain-helpers.js";
+import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+
+let rt: TestRuntime;
+beforeAll(async () => {
+  rt = await startTestRuntime();
+});
+afterAll(async () => {
+  await rt?.close();
+});
+
+async function scrape() {
+  const response = await fetch(`${rt.url}/metrics`);
+  expect(response.headers.get("content-type")).toMatch(/text\/plain/);
+  const families = parsePrometheus(await response.text());
+  const family = (name: string) => {
+    const found = families.find((f) => f.name === name);
+    if (!found) throw new Error(`no metric family ${name}`);
+    return found;
+  };
+  const value = (name: string, labels: Record<string, string> = {}) =>
+    Number(
+      family(name).metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))
+        ?.value ?? Number.NaN,
+    );
+  return { families, family, value };
+}
+
+it("/metrics is valid Prometheus text and counts what happened", async () => {
+  await rt.post("/eth_blockNumber");
+  await rt.post("/eth_blockNumber");
+  await rt.post("/eth_getBalance", { params: ["0x12"] });
+  await rt.post("/eth_newBlockFilter");
+  await rt.post("/wallet", { type: "KEYSTORE_V3", password: "pw", address_quantity: 1 });
+  await sendAndWait(rt, { from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0x1" });
+
+  const m = await scrape();
+  expect(
+    m.value("chaingate_http_requests_total", { route: "/eth_blockNumber", method: "POST", status: "200" }),
+  ).toBe(2);
+  expect(m.value("chaingate_http_requests_total", { route: "/wallet", method: "POST", status: "200" })).toBe(
+    1,
+  );
+  expect(m.value("chaingate_rpc_calls_total", { method: "eth_getBalance", outcome: "error" })).toBe(1);
+  expect(m.value("chaingate_rpc_calls_total", { method: "eth_blockNumber", outcome: "ok" })).toBe(2);
+  expect(m.family("chaingate_http_request_duration_seconds").type).toBe("HISTOGRAM");
+  expect(m.value("chaingate_filters_open", { kind: "block" })).toBe(1);
+  expect(m.value("chaingate_upstream_healthy", { chain: "1001" })).toBe(1);
+  expect(m.value("chaingate_upstream_answered", { chain: "1001" })).toBeGreaterThan(0);
+  expect(m.value("chaingate_chain_head", { chain: "1001" })).toBeGreaterThanOrEqual(1);
+  expect(m.value("chaingate_scrypt_queue_length")).toBe(0);
+  expect(m.value("chaingate_process_resident_memory_bytes")).toBeGreaterThan(0);
+  expect(
+    m.value("chaingate_cache_lookups", { result: "hit" }) +
+      m.value("chaingate_cache_lookups", { result: "miss" }),
+  ).toBeGreaterThan(0);
+});
+
+it("unknown methods share one label, so callers cannot grow the series", async () => {
+  for (let i = 0; i < 5; i++) await rt.post("/", { jsonrpc: "2.0", id: i, method: `made_up_${i}` });
+  const m = await scrape();
+  const methods = m.family("chaingate_rpc_calls_total").metrics.map((s) => s.labels?.method);
+  expect(methods.filter((name) => name?.startsWith("made_up"))).toHaveLength(0);
+  expect(m.value("chaingate_rpc_calls_total", { method: "other", outcome: "error" })).toBe(5);
+});

@@ -1,0 +1,177 @@
+/** Prometheus metrics: request counters and latencies, plus gauges read from each subsystem at scrape time. */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { SubscriptionHub } from "../filters/subscription-hub.js";
+import type { KeyDeriver } from "../keys/kdf.js";
+import { METHODS_BY_NAME } from "../rpc/method-table.js";
+import type { Store } from "../store/database.js";
+import type { ChainRegistry } from "../upstream/chain-registry.js";
+import type { ResponseCache } from "../upstream/response-cache.js";
+
+export interface MetricsSources {
+  chains: ChainRegistry;
+  store: Store;
+  cache: ResponseCache;
+  hub: SubscriptionHub;
+  deriver: KeyDeriver;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<"route" | "method" | "status">;
+  private readonly duration: Histogram<"route">;
+  private readonly rpcCalls: Counter<"method" | "outcome">;
+
+  constructor(sources: MetricsSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: "chaingate_" });
+    this.requests = new Counter({
+      name: "chaingate_http_requests_total",
+      help: "HTTP requests by route, HTTP method and status",
+      labelNames: ["route", "method", "status"],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: "chaingate_http_request_duration_seconds",
+      help: "HTTP request latency by route",
+      labelNames: ["route"],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.rpcCalls = new Counter({
+      name: "chaingate_rpc_calls_total",
+      help: "JSON-RPC calls (Native paths, POST /, WebSocket) by method and outcome",
+      labelNames: ["method", "outcome"],
+      registers,
+    });
+    const { chains, store, cache, hub, deriver } = sources;
+    new Gauge({
+      name: "chaingate_upstream_answered",
+      help: "Calls each upstream answered since start",
+      labelNames: ["chain", "upstream"],
+      registers,
+      collect() {
+        this.reset();
+        for (const chain of chains.all()) {
+          for (const s of chain.pool.stats())
+            this.set({ chain: String(chain.chainId), upstream: s.label }, s.answered);
+        }
+      },
+    });
+    new Gauge({
+      name: "chaingate_upstream_faults",
+      help: "Faults (timeouts, connection errors, 5xx, 429) per upstream since start",
+      labelNames: ["chain", "upstream"],
+      registers,
+      collect() {
+        this.reset();
+        for (const chain of chains.all()) {
+          for (const s of chain.pool.stats())
+            this.set({ chain: String(chain.chainId), upstream: s.label }, s.faults);
+        }
+      },
+    });
+    new Gauge({
+      name: "chaingate_upstream_healthy",
+      help: "1 when the upstream is not in a cool-down after faults",
+      labelNames: ["chain", "upstream"],
+      registers,
+      collect() {
+        this.reset();
+        for (const chain of chains.all()) {
+          for (const s of chain.pool.stats())
+            this.set({ chain: String(chain.chainId), upstream: s.label }, s.cooling ? 0 : 1);
+        }
+      },
+    });
+    new Gauge({
+      name: "chaingate_chain_head",
+      help: "Latest head block seen per chain",
+      labelNames: ["chain"],
+      registers,
+      collect() {
+        this.reset();
+        for (const chain of chains.all()) {
+          const head = chain.head?.head;
+          if (head !== undefined) this.set({ chain: String(chain.chainId) }, head);
+        }
+      },
+    });
+    new Gauge({
+      name: "chaingate_cache_lookups",
+      help: "Response cache lookups since start, by result",
+      labelNames: ["result"],
+      registers,
+      collect() {
+        this.set({ result: "hit" }, cache.hits);
+        this.set({ result: "miss" }, cache.misses);
+      },
+    });
+    new Gauge({
+      name: "chaingate_cache_entries",
+      help: "Answers held in the response cache",
+      registers,
+      collect() {
+        this.set(cache.size);
+      },
+    });
+    new Gauge({
+      name: "chaingate_subscriptions_open",
+      help: "Open eth_subscribe subscriptions",
+      registers,
+      collect() {
+        this.set(hub.size);
+      },
+    });
+    new Gauge({
+      name: "chaingate_scrypt_queue_length",
+      help: "Key derivations waiting for a turn",
+      registers,
+      collect() {
+        this.set(deriver.queued);
+      },
+    });
+    new Gauge({
+      name: "chaingate_filters_open",
+      help: "Installed filters (block, log, pending), all instances sharing the store",
+      labelNames: ["kind"],
+      registers,
+      async collect() {
+        this.reset();
+        const rows = await store.db
+          .selectFrom("filters")
+          .select((eb) => ["kind", eb.fn.countAll<number>().as("n")])
+          .groupBy("kind")
+          .execute();
+        for (const row of rows) this.set({ kind: row.kind }, Number(row.n));
+      },
+    });
+    new Gauge({
+      name: "chaingate_transactions",
+      help: "Signed transactions by state, all instances sharing the store",
+      labelNames: ["state"],
+      registers,
+      async collect() {
+        this.reset();
+        const rows = await store.db
+          .selectFrom("transactions")
+          .select((eb) => ["state", eb.fn.countAll<number>().as("n")])
+          .groupBy("state")
+          .execute();
+        for (const row of rows) this.set({ state: row.state }, Number(row.n));
+      },
+    });
+  }
+
+  observeRequest(route: string, method: string, status: number, seconds: number): void {
+    this.requests.inc({ route, method, status: String(status) });
+    this.duration.observe({ route }, seconds);
+  }
+
+  /** Methods outside the table share one label, so a client cannot grow the series without bound. */
+  observeRpcCall(method: string, ok: boolean): void {
+    this.rpcCalls.inc({
+      method: METHODS_BY_NAME.has(method) ? method : "other",
+      outcome: ok ? "ok" : "error",
+    });
+  }
+}
