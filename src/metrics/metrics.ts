@@ -6,6 +6,7 @@ import { METHODS_BY_NAME } from "../rpc/method-table.js";
 import type { Store } from "../store/database.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { ResponseCache } from "../upstream/response-cache.js";
+import type { UpstreamStats } from "../upstream/upstream-pool.js";
 
 export interface MetricsSources {
   chains: ChainRegistry;
@@ -44,45 +45,34 @@ export class Metrics {
       registers,
     });
     const { chains, store, cache, hub, deriver } = sources;
-    new Gauge({
-      name: "chaingate_upstream_answered",
-      help: "Calls each upstream answered since start",
-      labelNames: ["chain", "upstream"],
-      registers,
-      collect() {
-        this.reset();
-        for (const chain of chains.all()) {
-          for (const s of chain.pool.stats())
-            this.set({ chain: String(chain.chainId), upstream: s.label }, s.answered);
-        }
-      },
-    });
-    new Gauge({
-      name: "chaingate_upstream_faults",
-      help: "Faults (timeouts, connection errors, 5xx, 429) per upstream since start",
-      labelNames: ["chain", "upstream"],
-      registers,
-      collect() {
-        this.reset();
-        for (const chain of chains.all()) {
-          for (const s of chain.pool.stats())
-            this.set({ chain: String(chain.chainId), upstream: s.label }, s.faults);
-        }
-      },
-    });
-    new Gauge({
-      name: "chaingate_upstream_healthy",
-      help: "1 when the upstream is not in a cool-down after faults",
-      labelNames: ["chain", "upstream"],
-      registers,
-      collect() {
-        this.reset();
-        for (const chain of chains.all()) {
-          for (const s of chain.pool.stats())
-            this.set({ chain: String(chain.chainId), upstream: s.label }, s.cooling ? 0 : 1);
-        }
-      },
-    });
+    const upstreamGauges: [name: string, help: string, pick: (s: UpstreamStats) => number][] = [
+      ["chaingate_upstream_answered", "Calls each upstream answered since start", (s) => s.answered],
+      [
+        "chaingate_upstream_faults",
+        "Faults (timeouts, connection errors, 5xx, 429) per upstream since start",
+        (s) => s.faults,
+      ],
+      [
+        "chaingate_upstream_healthy",
+        "1 when the upstream is not in a cool-down after faults",
+        (s) => (s.cooling ? 0 : 1),
+      ],
+    ];
+    for (const [name, help, pick] of upstreamGauges) {
+      new Gauge({
+        name,
+        help,
+        labelNames: ["chain", "upstream"],
+        registers,
+        collect() {
+          this.reset();
+          for (const chain of chains.all()) {
+            for (const s of chain.pool.stats())
+              this.set({ chain: String(chain.chainId), upstream: s.label }, pick(s));
+          }
+        },
+      });
+    }
     new Gauge({
       name: "chaingate_chain_head",
       help: "Latest head block seen per chain",
