@@ -6,6 +6,9 @@ export class HeadTracker {
   private current: number | undefined;
   private seenAt = 0;
   private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | undefined;
+  /** Transactions sent through chaingate on this chain (see refresh). */
+  private sends = 0;
   private readonly listeners = new Set<(head: number) => void>();
 
   constructor(
@@ -38,17 +41,34 @@ export class HeadTracker {
    * until a fresh head is read.
    */
   refresh(): void {
+    this.sends++;
     this.seenAt = 0;
     void this.poll();
   }
 
-  async poll(): Promise<void> {
-    try {
-      const result = await this.pool.call({ method: "eth_blockNumber", params: [] });
-      this.observe(Number.parseInt(String(result).slice(2), 16));
-    } catch (error) {
-      this.logger.debug({ err: error, chainId: this.pool.chainId }, "head poll failed");
-    }
+  /**
+   * Reads the head. At most one read is in flight: a burst of sends costs one node call at a time,
+   * not one each. A read that began before the latest send does not count as fresh; another follows.
+   */
+  poll(): Promise<void> {
+    this.polling ??= (async () => {
+      for (;;) {
+        const sendsBefore = this.sends;
+        try {
+          const result = await this.pool.call({ method: "eth_blockNumber", params: [] });
+          if (sendsBefore === this.sends) {
+            this.observe(Number.parseInt(String(result).slice(2), 16));
+            return;
+          }
+        } catch (error) {
+          this.logger.debug({ err: error, chainId: this.pool.chainId }, "head poll failed");
+          return;
+        }
+      }
+    })().finally(() => {
+      this.polling = undefined;
+    });
+    return this.polling;
   }
 
   start(): void {

@@ -10,7 +10,6 @@ interface Entry {
   json: JsonText;
   /** Head the answer was valid for; undefined for answers that never change. */
   head: number | undefined;
-  at: number;
 }
 
 /** Blocks behind the head after which a block's contents are treated as final for caching. */
@@ -89,7 +88,7 @@ export class ResponseCache {
       const json = new JsonText(JSON.stringify(result ?? null));
       // A null "not found" may become found later (a transaction about to be mined): never kept.
       if (lifetime !== "never" && result !== null && result !== undefined) {
-        this.store(key, { json, head: lifetime === "head" ? head : undefined, at: Date.now() });
+        this.store(key, { json, head: lifetime === "head" ? head : undefined });
       }
       return json;
     })();
