@@ -1,9 +1,10 @@
 /** Gateway-owned filters: state lives in the store, so any instance and any upstream can answer a poll. */
-import { filterNotFound, NodeRpcError } from "../rpc/rpc-errors.js";
+import { filterNotFound } from "../rpc/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { type LogCriteria, matchPart, numericBlock, toHex } from "./filter-criteria.js";
+import { installNodePendingFilter, readNodePendingFilter } from "./node-pending-filter.js";
 import { randomQuantityId } from "./random-id.js";
 
 export interface FilterServiceOptions {
@@ -75,11 +76,7 @@ export class FilterService {
   }
 
   private async installPending(chain: Chain): Promise<string> {
-    const { label, result } = await chain.pool.callAny({
-      method: "eth_newPendingTransactionFilter",
-      params: [],
-    });
-    return this.install(chain, "pending", null, 0, `${label}|${String(result)}`);
+    return this.install(chain, "pending", null, 0, await installNodePendingFilter(chain));
   }
 
   /** Reads a live filter of this chain, or throws "filter not found" (also for expired ones). */
@@ -156,24 +153,13 @@ export class FilterService {
   }
 
   private async pendingChanges(chain: Chain, row: FiltersTable): Promise<unknown[]> {
-    const [label, nodeId] = (row.node_filter_id ?? "|").split("|") as [string, string];
-    try {
-      const result = await chain.pool.callOn(label, { method: "eth_getFilterChanges", params: [nodeId] });
-      await this.touch(row.id);
-      return result as unknown[];
-    } catch (error) {
-      // The node forgot its filter (restart, expiry): install a new one and carry on from now.
-      if (error instanceof NodeRpcError || (error as { retryable?: boolean }).retryable) {
-        const fresh = await chain.pool.callAny({ method: "eth_newPendingTransactionFilter", params: [] });
-        await this.store.db
-          .updateTable("filters")
-          .set({ node_filter_id: `${fresh.label}|${String(fresh.result)}`, last_poll_at: this.now() })
-          .where("id", "=", row.id)
-          .execute();
-        return [];
-      }
-      throw error;
-    }
+    const { hashes, ref } = await readNodePendingFilter(chain, row.node_filter_id ?? "|");
+    await this.store.db
+      .updateTable("filters")
+      .set({ node_filter_id: ref, last_poll_at: this.now() })
+      .where("id", "=", row.id)
+      .execute();
+    return hashes;
   }
 
   private async logs(chain: Chain, id: string): Promise<unknown> {

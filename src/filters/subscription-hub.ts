@@ -1,8 +1,12 @@
 /** eth_subscribe served by the gateway: newHeads and logs from its own head tracker, pending hashes from a node filter. */
 import type { Logger } from "pino";
-import { NodeRpcError } from "../rpc/rpc-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { type LogCriteria, matchPart, toHex } from "./filter-criteria.js";
+import {
+  installNodePendingFilter,
+  type NodeFilterRef,
+  readNodePendingFilter,
+} from "./node-pending-filter.js";
 import { randomQuantityId } from "./random-id.js";
 
 export type SubscriptionKind = "newHeads" | "logs" | "newPendingTransactions";
@@ -22,7 +26,7 @@ interface ChainFeed {
   queue: Promise<void>;
   unlisten: () => void;
   pendingTimer: NodeJS.Timeout | undefined;
-  pendingFilter: { label: string; id: string } | undefined;
+  pendingFilter: NodeFilterRef | undefined;
 }
 
 /** Most blocks delivered after one head change; a subscriber far behind resumes from the head. */
@@ -136,24 +140,17 @@ export class SubscriptionHub {
 
   private async pollPending(chain: Chain, feed: ChainFeed): Promise<void> {
     try {
-      if (!feed.pendingFilter) {
-        const { label, result } = await chain.pool.callAny({
-          method: "eth_newPendingTransactionFilter",
-          params: [],
-        });
-        feed.pendingFilter = { label, id: String(result) };
+      if (feed.pendingFilter === undefined) {
+        feed.pendingFilter = await installNodePendingFilter(chain);
         return;
       }
-      const hashes = (await chain.pool.callOn(feed.pendingFilter.label, {
-        method: "eth_getFilterChanges",
-        params: [feed.pendingFilter.id],
-      })) as string[];
+      const { hashes, ref } = await readNodePendingFilter(chain, feed.pendingFilter);
+      feed.pendingFilter = ref;
       for (const sub of this.listeners(chain, "newPendingTransactions"))
         for (const hash of hashes) sub.send(hash);
     } catch (error) {
-      // The node lost the filter or went away: start a new one on whichever node answers.
-      if (error instanceof NodeRpcError || (error as { retryable?: boolean }).retryable)
-        feed.pendingFilter = undefined;
+      // No node answered: the next poll tries again.
+      this.logger.debug({ err: error, chainId: chain.chainId }, "pending-transaction poll failed");
     }
   }
 }
