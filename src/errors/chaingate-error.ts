@@ -35,3 +35,8 @@ export class ChaingateError extends Error {
 export function isChaingateError(error: unknown): error is ChaingateError {
   return error instanceof ChaingateError;
 }
+
+/** A request that cannot be served as sent: HTTP 400 in problem bodies, -32602 inside JSON-RPC envelopes. */
+export function badRequest(code: string, message: string): ChaingateError {
+  return new ChaingateError(message, { code, status: 400, rpcCode: -32602 });
+}

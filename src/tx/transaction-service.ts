@@ -1,8 +1,7 @@
 /** POST /transaction: unlock the wallet's key, then send through the pipeline, once per Idempotency-Key. */
 import { getAddress, type Hex, isAddress } from "viem";
-import { ChaingateError } from "../errors/chaingate-error.js";
+import { badRequest, ChaingateError } from "../errors/chaingate-error.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
-import { badWalletRequest } from "../wallets/wallet-errors.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import { type IdempotencyStore, requestHash } from "./idempotency.js";
 import type { TransactionPipeline } from "./transaction-pipeline.js";
@@ -20,7 +19,7 @@ const MAX_UINT256 = (1n << 256n) - 1n;
 export function parseAddress(raw: string, field: string): Hex {
   // Mixed case must be a valid EIP-55 checksum: a typo in one letter is caught, not sent.
   if (!isAddress(raw, { strict: raw !== raw.toLowerCase() && raw.slice(2) !== raw.slice(2).toUpperCase() })) {
-    throw badWalletRequest(
+    throw badRequest(
       "INVALID_ADDRESS",
       `${field} is not a valid address (20-byte hex, EIP-55 checksum if mixed case)`,
     );
@@ -31,7 +30,7 @@ export function parseAddress(raw: string, field: string): Hex {
 export function parseHexData(raw: string | undefined, field: string): Hex {
   if (raw === undefined || raw === "") return "0x";
   if (!/^0x([0-9a-fA-F]{2})*$/.test(raw))
-    throw badWalletRequest("INVALID_HEX", `${field} must be 0x-prefixed hex bytes`);
+    throw badRequest("INVALID_HEX", `${field} must be 0x-prefixed hex bytes`);
   return raw.toLowerCase() as Hex;
 }
 
@@ -42,11 +41,8 @@ export function parseWei(raw: string | undefined, field: string): bigint {
   if (/^[0-9]{1,78}$/.test(text)) value = BigInt(text);
   else if (/^0x[0-9a-fA-F]{1,64}$/.test(text)) value = BigInt(text);
   else
-    throw badWalletRequest(
-      "INVALID_VALUE",
-      `${field} must be a non-negative integer of wei, in decimal or 0x hex`,
-    );
-  if (value > MAX_UINT256) throw badWalletRequest("INVALID_VALUE", `${field} is larger than 2^256-1`);
+    throw badRequest("INVALID_VALUE", `${field} must be a non-negative integer of wei, in decimal or 0x hex`);
+  if (value > MAX_UINT256) throw badRequest("INVALID_VALUE", `${field} is larger than 2^256-1`);
   return value;
 }
 
@@ -65,9 +61,9 @@ export class TransactionService {
     context: { idempotencyKey?: string | undefined; chainHeader?: unknown; owner?: string | null },
   ): Promise<{ status: number; body: unknown }> {
     const { wallets, chains, pipeline, idempotency } = this.options;
-    if (body.wallet_id === undefined) throw badWalletRequest("WALLET_ID_REQUIRED", "wallet_id is required");
+    if (body.wallet_id === undefined) throw badRequest("WALLET_ID_REQUIRED", "wallet_id is required");
     if (typeof body.password !== "string" || body.password === "") {
-      throw badWalletRequest("PASSWORD_REQUIRED", "password is required to sign with a KEYSTORE_V3 wallet");
+      throw badRequest("PASSWORD_REQUIRED", "password is required to sign with a KEYSTORE_V3 wallet");
     }
     const to =
       body.transaction.to === undefined || body.transaction.to === null
@@ -76,7 +72,7 @@ export class TransactionService {
     const data = parseHexData(body.transaction.data, "transaction.data");
     const value = parseWei(body.transaction.value, "transaction.value");
     if (to === null && data === "0x") {
-      throw badWalletRequest(
+      throw badRequest(
         "INVALID_TRANSACTION",
         "a transaction without `to` deploys a contract and needs `data`",
       );

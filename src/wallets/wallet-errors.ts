@@ -31,7 +31,3 @@ export function walletLocked(retryAfterSeconds: number): ChaingateError {
     data: { retry_after_seconds: retryAfterSeconds },
   });
 }
-
-export function badWalletRequest(code: string, message: string): ChaingateError {
-  return new ChaingateError(message, { code, status: 400, rpcCode: -32602 });
-}

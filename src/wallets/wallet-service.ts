@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { bytesToHex, type LocalAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { ChaingateError } from "../errors/chaingate-error.js";
+import { badRequest, ChaingateError } from "../errors/chaingate-error.js";
 import {
   accountFromPrivateKey,
   type DerivedAccount,
@@ -16,7 +16,7 @@ import { parseKeystore, seal, toKeystore, unseal } from "../keys/keystore-v3.js"
 import type { UnlockCache } from "../keys/unlock-cache.js";
 import type { Store } from "../store/database.js";
 import type { WalletAddressesTable, WalletsTable } from "../store/schema.js";
-import { addressNotFound, badWalletRequest, walletLocked, walletNotFound } from "./wallet-errors.js";
+import { addressNotFound, walletLocked, walletNotFound } from "./wallet-errors.js";
 
 export interface WalletRecord {
   id: string;
@@ -68,27 +68,24 @@ export class WalletService {
 
   async create(input: CreateWalletInput, owner: string | null = null): Promise<WalletRecord[]> {
     if (input.type !== "KEYSTORE_V3") {
-      throw badWalletRequest(
-        "INVALID_WALLET_TYPE",
-        `type must be KEYSTORE_V3, got ${JSON.stringify(input.type)}`,
-      );
+      throw badRequest("INVALID_WALLET_TYPE", `type must be KEYSTORE_V3, got ${JSON.stringify(input.type)}`);
     }
     const password = input.password;
     if (typeof password !== "string" || password.length === 0) {
-      throw badWalletRequest(
+      throw badRequest(
         "PASSWORD_REQUIRED",
         "password is required for KEYSTORE_V3 wallets and must not be empty",
       );
     }
     const quantity = input.addressQuantity;
     if (!Number.isInteger(quantity) || quantity < 1 || quantity > this.options.maxAddresses) {
-      throw badWalletRequest(
+      throw badRequest(
         "INVALID_ADDRESS_QUANTITY",
         `address_quantity must be an integer from 1 to ${this.options.maxAddresses}`,
       );
     }
     if (input.mnemonic !== undefined && input.keystore !== undefined) {
-      throw badWalletRequest("INVALID_IMPORT", "give either mnemonic or keystore, not both");
+      throw badRequest("INVALID_IMPORT", "give either mnemonic or keystore, not both");
     }
 
     const kdf = newScryptParams(this.options.kdf);
@@ -97,7 +94,7 @@ export class WalletService {
     let entropy: Uint8Array | undefined;
     if (input.keystore !== undefined) {
       if (quantity !== 1) {
-        throw badWalletRequest(
+        throw badRequest(
           "INVALID_ADDRESS_QUANTITY",
           "a keystore import holds one key: address_quantity must be 1",
         );
@@ -158,11 +155,11 @@ export class WalletService {
     const privateKey = unseal(parsed.sealed, key);
     key.fill(0);
     if (privateKey.length !== 32)
-      throw badWalletRequest("INVALID_KEYSTORE", "Invalid keystore: key is not 32 bytes");
+      throw badRequest("INVALID_KEYSTORE", "Invalid keystore: key is not 32 bytes");
     if (parsed.address !== undefined) {
       const actual = privateKeyToAccount(bytesToHex(privateKey)).address.toLowerCase().replace(/^0x/, "");
       if (actual !== parsed.address.toLowerCase().replace(/^0x/, "")) {
-        throw badWalletRequest("INVALID_KEYSTORE", "Invalid keystore: its address does not match its key");
+        throw badRequest("INVALID_KEYSTORE", "Invalid keystore: its address does not match its key");
       }
     }
     return privateKey;
