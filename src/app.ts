@@ -7,6 +7,8 @@ import type { FilterService } from "./filters/filter-service.js";
 import type { SubscriptionHub } from "./filters/subscription-hub.js";
 import { healthRoutes } from "./http/health-routes.js";
 import { registerOpenApi } from "./http/openapi.js";
+import type { Operation } from "./http/operation.js";
+import { operationRoutes } from "./http/operation-routes.js";
 import { fromFastifyError, problemOf } from "./http/problem.js";
 import { rpcRoutes } from "./http/rpc-routes.js";
 import { transactionRoutes } from "./http/transaction-routes.js";
@@ -18,6 +20,7 @@ import { RpcDispatcher } from "./rpc/dispatcher.js";
 import { errorText } from "./rpc/envelope.js";
 import { methodNotFound } from "./rpc/rpc-errors.js";
 import type { Store } from "./store/database.js";
+import type { IdempotencyStore } from "./tx/idempotency.js";
 import type { TransactionService } from "./tx/transaction-service.js";
 import type { ChainRegistry } from "./upstream/chain-registry.js";
 import type { ResponseCache } from "./upstream/response-cache.js";
@@ -34,6 +37,9 @@ export interface AppDeps {
   cache: ResponseCache;
   hub: SubscriptionHub;
   metrics: Metrics;
+  /** The Members and Token Management rows. */
+  operations: readonly Operation[];
+  idempotency: IdempotencyStore;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -119,6 +125,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(transactionRoutes, {
     transactions: deps.transactions,
     store: deps.store,
+    bodyLimit: config.bodyLimit,
+  });
+  await app.register(operationRoutes, {
+    operations: deps.operations,
+    idempotency: deps.idempotency,
     bodyLimit: config.bodyLimit,
   });
   await app.register(healthRoutes, { chains: deps.chains, startedAt: Date.now() });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The chaingate CLI: parses options, starts the runtime, stops it cleanly on signals. */
 import { readFileSync } from "node:fs";
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { ConfigError, helpText, loadConfig } from "./config/load-config.js";
 import { startChaingate } from "./runtime.js";
 
@@ -21,9 +21,15 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${version()}\n`);
     return;
   }
+  const deployOnly = argv[0] === "contracts";
+  if (deployOnly && argv[1] !== "deploy") {
+    process.stderr.write("chaingate: usage: chaingate contracts deploy [options]\n");
+    process.exitCode = 2;
+    return;
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
-    config = loadConfig({ env: process.env, argv });
+    config = loadConfig({ env: process.env, argv: deployOnly ? argv.slice(2) : argv });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`chaingate: ${error.message}\n`);
@@ -33,6 +39,10 @@ async function main(argv: string[]): Promise<void> {
     throw error;
   }
   const logger = pino({ level: config.logLevel });
+  if (deployOnly) {
+    await deployContracts(config, logger);
+    return;
+  }
   let runtime: Awaited<ReturnType<typeof startChaingate>>;
   try {
     runtime = await startChaingate(config, { logger });
@@ -54,6 +64,27 @@ async function main(argv: string[]): Promise<void> {
     logger.fatal({ err: error }, "uncaught exception; stopping");
     runtime.stop().finally(() => process.exit(1));
   });
+}
+
+/** `chaingate contracts deploy`: deploys what is missing on every configured chain, prints the addresses. */
+async function deployContracts(config: ReturnType<typeof loadConfig>, logger: Logger) {
+  try {
+    const runtime = await startChaingate(config, {
+      logger,
+      listen: false,
+      deployContracts: true,
+      relay: false,
+    });
+    const system = runtime.system;
+    await runtime.stop();
+    if (!system) throw new Error("no operator key: set CHAINGATE_OPERATOR_KEY or --operator-key");
+    process.stdout.write(
+      `${JSON.stringify({ operator: system.operator.address, registry: system.registry, endpoint: system.endpoint, home_chain_id: system.homeChainId })}\n`,
+    );
+  } catch (error) {
+    logger.fatal({ err: error }, "deploying the contracts failed");
+    process.exitCode = 1;
+  }
 }
 
 await main(process.argv.slice(2));

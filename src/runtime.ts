@@ -4,15 +4,30 @@ import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
 import { buildApp } from "./app.js";
 import type { Config } from "./config/config.js";
+import { operatorAccount } from "./contracts/operator.js";
+import {
+  deploySystemContracts,
+  missingSystemContracts,
+  type SystemContracts,
+  systemAddresses,
+} from "./contracts/system-contracts.js";
 import { type Devnet, startDevnet } from "./devnet/devnet.js";
 import { devnetFunder } from "./devnet/fund-addresses.js";
 import { ChaingateError } from "./errors/chaingate-error.js";
 import { FilterService } from "./filters/filter-service.js";
 import { SubscriptionHub } from "./filters/subscription-hub.js";
+import type { Operation } from "./http/operation.js";
 import { KeyDeriver } from "./keys/kdf.js";
 import { UnlockCache } from "./keys/unlock-cache.js";
+import { memberOperations } from "./members/member-operations.js";
+import { MemberService } from "./members/member-service.js";
 import { Metrics } from "./metrics/metrics.js";
 import { openStore, type Store } from "./store/database.js";
+import { tokenOperations } from "./tokens/token-operations.js";
+import { TokenService } from "./tokens/token-service.js";
+import { Relayer } from "./transport/relayer.js";
+import { transportOperations } from "./transport/transport-operations.js";
+import { TransportService } from "./transport/transport-service.js";
 import { FeeOracle } from "./tx/fee-oracle.js";
 import { IdempotencyStore } from "./tx/idempotency.js";
 import { NonceLedger } from "./tx/nonce-ledger.js";
@@ -36,6 +51,9 @@ export interface Runtime {
   readonly chains: ChainRegistry;
   readonly store: Store;
   readonly devnet: Devnet | undefined;
+  /** Undefined when no operator key is configured or the contracts are not deployed (real networks). */
+  readonly system: SystemContracts | undefined;
+  readonly relayer: Relayer | undefined;
   stop(): Promise<void>;
 }
 
@@ -43,6 +61,10 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Skip listening on a port (tests that use inject()). */
   listen?: boolean;
+  /** Deploy missing system contracts on real networks too (`chaingate contracts deploy`). */
+  deployContracts?: boolean;
+  /** Leave the relayer stopped (tests that drive it by hand). */
+  relay?: boolean;
 }
 
 /** Asks every upstream of a chain for its chain id; they must agree with each other and the config. */
@@ -184,12 +206,8 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       logger,
       signers,
     });
-    const transactions = new TransactionService({
-      wallets,
-      chains,
-      pipeline,
-      idempotency: new IdempotencyStore(store),
-    });
+    const idempotency = new IdempotencyStore(store);
+    const transactions = new TransactionService({ wallets, chains, pipeline, idempotency });
     const tracker = new TransactionTracker({
       store,
       chains,
@@ -207,6 +225,61 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     tracker.start();
     cleanups.push(() => tracker.stop());
 
+    const operator = operatorAccount(config, devnet !== undefined);
+    let system: SystemContracts | undefined;
+    if (operator && (devnet || options.deployContracts)) {
+      system = await deploySystemContracts({
+        chains,
+        operator,
+        pipeline,
+        logger,
+        fund: devnet !== undefined,
+      });
+    } else if (operator) {
+      const missing = await missingSystemContracts(chains, operator.address);
+      if (missing.length === 0)
+        system = { operator, ...systemAddresses(operator.address), homeChainId: chains.homeChainId };
+      else
+        logger.warn(
+          { missing },
+          "system contracts missing: run `chaingate contracts deploy`; members and transports are off",
+        );
+    } else {
+      logger.warn("no operator key (CHAINGATE_OPERATOR_KEY): members and transports are off");
+    }
+    const systemOf = (): SystemContracts => {
+      if (system) return system;
+      throw new ChaingateError(
+        operator
+          ? "chaingate's contracts are not deployed on every chain: run `chaingate contracts deploy`"
+          : "no operator key is configured (CHAINGATE_OPERATOR_KEY), so members and transports are off",
+        { code: "CONTRACTS_UNAVAILABLE", status: 503, rpcCode: -32011 },
+      );
+    };
+    const members = new MemberService({ store, chains, pipeline, system: systemOf });
+    const tokens = new TokenService({ pipeline, system: systemOf });
+    const transports = new TransportService({ store, chains, members, tokens, system: systemOf });
+    const operations: Operation[] = [
+      ...memberOperations(members),
+      ...tokenOperations({ wallets, chains, tokens }),
+      ...transportOperations({ wallets, chains, transports, store }),
+    ];
+    let relayer: Relayer | undefined;
+    if (system) {
+      relayer = new Relayer({
+        store,
+        chains,
+        pipeline,
+        system,
+        logger,
+        intervalMs: config.relayerIntervalMs,
+        confirmations: config.confirmations,
+      });
+      if (options.relay !== false) relayer.start();
+      const started = relayer;
+      cleanups.push(() => started.stop());
+    }
+
     const cache = new ResponseCache(config.cacheMb * 1024 * 1024);
     const hub = new SubscriptionHub(logger, config.headPollMs);
     cleanups.push(async () => hub.close());
@@ -222,6 +295,8 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       cache,
       hub,
       metrics,
+      operations,
+      idempotency,
     });
     cleanups.push(() => app.close());
     let url = "";
@@ -234,7 +309,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       { url, chains: chainList.map((c) => c.chainId), home: chains.homeChainId, store: store.kind },
       "chaingate ready",
     );
-    return { app, wallets, pipeline, tracker, url, config, chains, store, devnet, stop };
+    return { app, wallets, pipeline, tracker, url, config, chains, store, devnet, system, relayer, stop };
   } catch (error) {
     await stop();
     throw error;

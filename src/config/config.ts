@@ -44,6 +44,9 @@ export interface Config {
   readonly cacheMb: number;
   readonly replaceAfterSeconds: number;
   readonly maxFeeGwei: number;
+  /** Signs registry writes and deliveries; the devnet's built-in key when unset on the devnet. */
+  readonly operatorKey: `0x${string}` | undefined;
+  readonly relayerIntervalMs: number;
 }
 
 export const DEVNET_HOME_CHAIN_ID = 1001;

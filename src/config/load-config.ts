@@ -42,6 +42,8 @@ const DEFAULTS: OptionValues = {
   cacheMb: 32,
   replaceAfterSeconds: 60,
   maxFeeGwei: 1000,
+  operatorKey: undefined,
+  relayerIntervalMs: 500,
 };
 
 /** Splits argv into `--flag value` / `--flag=value` pairs; unknown flags are problems, not ignored. */
@@ -213,6 +215,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     cacheMb: v.cacheMb,
     replaceAfterSeconds: v.replaceAfterSeconds,
     maxFeeGwei: v.maxFeeGwei,
+    operatorKey: v.operatorKey as `0x${string}` | undefined,
+    relayerIntervalMs: v.relayerIntervalMs,
   };
   return deepFreeze(config);
 }
@@ -234,6 +238,7 @@ export function helpText(): string {
     "chaingate: EVM node gateway and keystore v3 custody service",
     "",
     "Usage: chaingate [options]",
+    "       chaingate contracts deploy [options]   deploy the registry and endpoints where missing",
     "       chaingate --help | --version",
     "",
     "Every option can be given as a flag, as an environment variable, or as a key of the --config file.",

@@ -40,6 +40,8 @@ export interface OptionValues {
   cacheMb: number;
   replaceAfterSeconds: number;
   maxFeeGwei: number;
+  operatorKey: string | undefined;
+  relayerIntervalMs: number;
 }
 
 function integer(min: number, max: number): OptionSpec["parse"] {
@@ -307,5 +309,23 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "replacements never offer more than this per gas",
     defaultText: "1000",
     parse: integer(1, 1_000_000),
+  },
+  {
+    key: "operatorKey",
+    env: "CHAINGATE_OPERATOR_KEY",
+    flag: "--operator-key",
+    help: "private key (0x + 64 hex) that writes the member registry and relays transports; on the devnet a built-in key is used when unset",
+    parse: (raw) =>
+      /^0x[0-9a-fA-F]{64}$/.test(raw.trim())
+        ? { value: raw.trim().toLowerCase() }
+        : { error: "must be 0x followed by 64 hex digits (the value is not shown)" },
+  },
+  {
+    key: "relayerIntervalMs",
+    env: "CHAINGATE_RELAYER_INTERVAL_MS",
+    flag: "--relayer-interval-ms",
+    help: "how often the relayer looks for transports to deliver",
+    defaultText: "500",
+    parse: integer(50, 600_000),
   },
 ];

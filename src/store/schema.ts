@@ -98,7 +98,63 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
+export interface MembersTable {
+  registry: string;
+  member_id: number;
+  name: string;
+  tx_hash: string;
+  owner: string | null;
+  created_at: number;
+}
+
+export type TransportKind = "ERC20" | "ERC721" | "MESSAGE";
+/** sent: the source transaction is out; delivering: the delivery is out; then delivered or failed. */
+export type TransportState = "sent" | "delivering" | "delivered" | "failed";
+
+export interface TransportsTable {
+  /** 0x + 32 bytes, chosen by chaingate and claimed once by the source endpoint. */
+  id: string;
+  kind: TransportKind;
+  with_data: number;
+  source_chain_id: number;
+  destination_chain_id: number;
+  sender: string;
+  recipient: string;
+  token: string | null;
+  /** Decimal strings. */
+  amount: string | null;
+  token_id: string | null;
+  payload_hash: string | null;
+  /** The MessageSent body as the relayer read it from the source chain; null until then. */
+  body: string | null;
+  state: TransportState;
+  error: string | null;
+  source_tx_hash: string | null;
+  /** Set when the relayer has seen the MessageSent event with enough confirmations. */
+  source_block: number | null;
+  destination_tx_hash: string | null;
+  /** Destination block from which a MessageDelivered event can be looked for. */
+  search_from_block: number | null;
+  attempts: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  owner: string | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
+}
+
+export interface RelayerCursorsTable {
+  chain_id: number;
+  endpoint: string;
+  next_block: number;
+  updated_at: number;
+}
+
 export interface Database {
+  members: MembersTable;
+  transports: TransportsTable;
+  relayer_cursors: RelayerCursorsTable;
   nonce_ledger: NonceLedgerTable;
   transactions: TransactionsTable;
   idempotency_keys: IdempotencyKeysTable;

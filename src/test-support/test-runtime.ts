@@ -25,6 +25,8 @@ export async function startTestRuntime(
     dataDir?: string;
     /** Receives every log line (JSON) at debug level, for tests that inspect logs. */
     logLines?: string[];
+    /** Leave the relayer stopped, for tests that drive it by hand. */
+    relay?: boolean;
   } = {},
 ): Promise<TestRuntime> {
   // A TempStore passed in is the caller's to drop (tests that restart chaingate on the same store).
@@ -45,7 +47,10 @@ export async function startTestRuntime(
   const logger = options.logLines
     ? pino({ level: "debug" }, { write: (line: string) => void options.logLines!.push(line) })
     : pino({ level: "silent" });
-  const runtime = await startChaingate(config, { logger });
+  const runtime = await startChaingate(config, {
+    logger,
+    ...(options.relay === undefined ? {} : { relay: options.relay }),
+  });
   const post = async (path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${runtime.url}${path}`, {
       method: "POST",

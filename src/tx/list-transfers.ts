@@ -46,7 +46,7 @@ export const TX_STATES: readonly TxState[] = [
 const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
 
-function decodeCursor(cursor: string): { created_at: number; id: string } {
+export function decodeCursor(cursor: string): { created_at: number; id: string } {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as {
       c: unknown;
@@ -58,6 +58,10 @@ function decodeCursor(cursor: string): { created_at: number; id: string } {
     // fall through
   }
   throw invalidParams("cursor is not one this service issued");
+}
+
+export function encodeCursor(last: { created_at: number; id: string }): string {
+  return Buffer.from(JSON.stringify({ c: last.created_at, i: last.id }), "utf8").toString("base64url");
 }
 
 export function toTransferRecord(row: TransactionsTable): TransferRecord {
@@ -120,9 +124,6 @@ export async function listTransfers(
     .execute();
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  const next =
-    rows.length > limit && last
-      ? Buffer.from(JSON.stringify({ c: last.created_at, i: last.id }), "utf8").toString("base64url")
-      : null;
+  const next = rows.length > limit && last ? encodeCursor(last) : null;
   return { transfers: page.map(toTransferRecord), next_cursor: next };
 }

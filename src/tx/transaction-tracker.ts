@@ -148,6 +148,8 @@ export class TransactionTracker {
     if (!receipt && row.replaces && (await this.originalWon(chain, row))) return;
     if (receipt) {
       const blockNumber = Number(BigInt(receipt.blockNumber));
+      // The node is at least here: `latest` answers cached for an older head must not be served any more.
+      chain.head?.observe(blockNumber);
       if (receipt.status === "0x1") {
         await this.update(row, { state: "mined", block_number: blockNumber, block_hash: receipt.blockHash });
       } else {

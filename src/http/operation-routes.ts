@@ -1,0 +1,123 @@
+/** Members and Token Management: one POST route per operation row, JSON-RPC envelopes in and out. */
+import { Type } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { FastifyPluginAsync } from "fastify";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import { errorText, readNativeRequest, resultText, salvageId } from "../rpc/envelope.js";
+import { RequestIdSchema, ResponseEnvelopeSchema } from "../rpc/envelope-schemas.js";
+import { invalidParams } from "../rpc/rpc-errors.js";
+import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
+import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
+import type { Operation } from "./operation.js";
+
+export interface OperationRoutesOptions {
+  operations: readonly Operation[];
+  idempotency: IdempotencyStore;
+  bodyLimit: number;
+}
+
+/** A field path the way a caller wrote it: `mint[2]`, `owner`. */
+function fieldName(path: string): string {
+  return path
+    .split("/")
+    .filter((part) => part !== "")
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join("");
+}
+
+export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (app, options) => {
+  useJsonRpcEnvelopes(app, options.bodyLimit);
+  for (const operation of options.operations) {
+    const check = TypeCompiler.Compile(operation.params);
+    const route = `/${operation.path}`;
+    app.post(
+      route,
+      {
+        schema: {
+          tags: [operation.tag],
+          summary: operation.summary,
+          description:
+            `${operation.description ?? ""} Body: the parameters object, or a JSON-RPC envelope whose params[0] is one. ` +
+            (operation.signs ? "An `Idempotency-Key` header makes a retry return the first answer." : ""),
+          operationId: operation.path,
+          ...(operation.signs
+            ? { headers: Type.Object({ "idempotency-key": Type.Optional(Type.String({ maxLength: 200 })) }) }
+            : {}),
+          body: Type.Optional(
+            Type.Union([
+              operation.params,
+              Type.Object({
+                id: Type.Optional(RequestIdSchema),
+                jsonrpc: Type.Optional(Type.String()),
+                method: Type.Optional(Type.String()),
+                params: Type.Optional(Type.Array(operation.params, { maxItems: 1 })),
+              }),
+            ]),
+          ),
+          response: { 200: ResponseEnvelopeSchema },
+        },
+      },
+      async (request, reply) => {
+        reply.type(JSON_TYPE);
+        const body = request.body as Record<string, unknown> | undefined;
+        const enveloped =
+          typeof body === "object" &&
+          body !== null &&
+          ("params" in body || "jsonrpc" in body || "id" in body);
+        let id = salvageId(body, 1);
+        try {
+          let input: unknown = enveloped ? undefined : body;
+          if (enveloped) {
+            const call = readNativeRequest(body, operation.path);
+            id = call.id;
+            const params = call.params as unknown[];
+            if (params.length > 1) throw invalidParams(`${operation.path} takes one parameters object`);
+            input = params[0];
+          }
+          input ??= {};
+          if (typeof input !== "object" || Array.isArray(input)) {
+            throw invalidParams(`${operation.path} takes one parameters object`);
+          }
+          if (!check.Check(input)) {
+            const first = check.Errors(input).First();
+            const field = first === undefined ? "" : fieldName(first.path);
+            throw invalidParams(`${field === "" ? "params" : field}: ${first?.message ?? "is not valid"}`, {
+              field: field === "" ? null : field,
+            });
+          }
+          const context = {
+            owner: null,
+            idempotencyKey: operation.signs
+              ? (request.headers["idempotency-key"] as string | undefined)
+              : undefined,
+          };
+          const outcome = await options.idempotency.run(
+            route,
+            context.idempotencyKey,
+            requestHash(input),
+            () => operation.run(input, context),
+            // Something was signed and stored but not yet sent: the same key must not sign it twice.
+            (error) =>
+              error instanceof ChaingateError &&
+              error.code === "NODE_UNAVAILABLE" &&
+              error.data !== undefined,
+          );
+          if (outcome.status !== 200) {
+            const stored = (outcome.body as { error: { code: string; message: string; data?: unknown } })
+              .error;
+            throw new ChaingateError(stored.message, {
+              code: stored.code,
+              rpcCode: -32011,
+              retryable: true,
+              data: stored.data,
+            });
+          }
+          return resultText(id, outcome.body);
+        } catch (error) {
+          if (!(error instanceof ChaingateError)) request.log.error({ err: error }, "operation failed");
+          return errorText(id, error);
+        }
+      },
+    );
+  }
+};

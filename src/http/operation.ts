@@ -1,0 +1,26 @@
+/** One row of the Members and Token Management tables: a path, its params schema and what it runs. */
+import type { Static, TSchema } from "@sinclair/typebox";
+
+export interface OperationContext {
+  /** The tenant (API key) making the call; null when keys are not configured. */
+  owner: string | null;
+  idempotencyKey: string | undefined;
+}
+
+export interface Operation<S extends TSchema = TSchema> {
+  /** The path without its slash, spelled as the spec spells it. */
+  path: string;
+  tag: "Members" | "Token Management";
+  summary: string;
+  description?: string;
+  /** Schema of the one object in `params` (or of the whole body when it is not an envelope). */
+  params: S;
+  /** Changes a chain: an Idempotency-Key header makes retries safe. */
+  signs: boolean;
+  run(input: Static<S>, context: OperationContext): Promise<unknown>;
+}
+
+/** Keeps each row's input type checked while the table holds rows of different schemas. */
+export function defineOperation<S extends TSchema>(operation: Operation<S>): Operation {
+  return operation as unknown as Operation;
+}

@@ -1,0 +1,96 @@
+/** Helpers for tests of the Members and Token Management groups: calls, contract reads, waiting. */
+import { type Abi, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
+import { native } from "./chain-helpers.js";
+import type { TestRuntime } from "./test-runtime.js";
+
+export const PASSWORD = "token-test-password";
+
+/** Calls an operation path with a plain params object; answers the envelope. */
+export async function op(
+  rt: TestRuntime,
+  path: string,
+  params: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) {
+  const { status, json } = await rt.post(`/${path}`, { jsonrpc: "2.0", id: 7, params: [params] }, headers);
+  if (status !== 200) throw new Error(`${path} answered HTTP ${status}`);
+  return json as {
+    id: unknown;
+    result?: unknown;
+    error?: { code: number; message: string; data?: { code?: string } };
+  };
+}
+
+/** The operation's result; throws with the error when it failed. */
+export async function ok<T = Record<string, unknown>>(
+  rt: TestRuntime,
+  path: string,
+  params: Record<string, unknown>,
+) {
+  const answer = await op(rt, path, params);
+  if (answer.error) throw new Error(`${path} failed: ${JSON.stringify(answer.error)}`);
+  return answer.result as T;
+}
+
+/** Reads a contract through chaingate's POST /eth_call, as a client would. */
+export async function read(
+  rt: TestRuntime,
+  chainId: number,
+  address: string,
+  abi: Abi,
+  functionName: string,
+  args: unknown[] = [],
+): Promise<unknown> {
+  const data = encodeFunctionData({ abi, functionName, args } as never);
+  const envelope = await native(rt, "eth_call", [{ to: address, data }, "latest"], `?chain_id=${chainId}`);
+  if (envelope.error) throw new Error(`eth_call ${functionName} failed: ${JSON.stringify(envelope.error)}`);
+  return decodeFunctionResult({ abi, functionName, data: envelope.result as Hex } as never);
+}
+
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface TransportRow {
+  id: string;
+  kind: string;
+  state: string;
+  error: string | null;
+  source_tx_hash: string | null;
+  destination_tx_hash: string | null;
+  amount: string | null;
+  token_id: string | null;
+}
+
+export async function transport(rt: TestRuntime, id: string): Promise<TransportRow | undefined> {
+  const { transports } = await ok<{ transports: TransportRow[] }>(rt, "list_all_transports", { limit: 1000 });
+  return transports.find((t) => t.id === id);
+}
+
+/** Waits until the transport leaves sent/delivering, and answers it. */
+export async function settled(rt: TestRuntime, id: string, timeoutMs = 30_000): Promise<TransportRow> {
+  return waitFor(
+    `transport ${id}`,
+    async () => {
+      const row = await transport(rt, id);
+      return row && (row.state === "delivered" || row.state === "failed") ? row : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+export async function newWallet(rt: TestRuntime): Promise<{ id: string; address: Hex }> {
+  const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
+  const [record] = json as { id: string; address: Hex }[];
+  return { id: record!.id, address: record!.address };
+}

@@ -1,0 +1,75 @@
+/** The records behind list_all_transports: newest first, filtered, paged like list_all_transfers. */
+import type { Store } from "../store/database.js";
+import type { TransportKind, TransportState, TransportsTable } from "../store/schema.js";
+import { decodeCursor, encodeCursor } from "../tx/list-transfers.js";
+
+export const TRANSPORT_STATES: readonly TransportState[] = ["sent", "delivering", "delivered", "failed"];
+export const TRANSPORT_KINDS: readonly TransportKind[] = ["ERC20", "ERC721", "MESSAGE"];
+
+export interface TransportFilter {
+  state?: TransportState;
+  kind?: TransportKind;
+  source_chain_id?: number;
+  destination_chain_id?: number;
+  limit?: number;
+  cursor?: string;
+}
+
+export function toTransportRecord(row: TransportsTable) {
+  return {
+    id: row.id,
+    kind: row.kind,
+    with_data: row.with_data === 1,
+    source_chain_id: row.source_chain_id,
+    destination_chain_id: row.destination_chain_id,
+    sender: row.sender,
+    recipient: row.recipient,
+    token: row.token,
+    amount: row.amount,
+    token_id: row.token_id,
+    payload_hash: row.payload_hash,
+    state: row.state,
+    error: row.error,
+    source_tx_hash: row.source_tx_hash,
+    destination_tx_hash: row.destination_tx_hash,
+    attempts: row.attempts,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+    delivered_at: row.delivered_at === null ? null : new Date(row.delivered_at).toISOString(),
+  };
+}
+
+export async function listTransports(store: Store, filter: TransportFilter, owner: string | null = null) {
+  const limit = filter.limit ?? 100;
+  const after = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor);
+  const rows = await store.db
+    .selectFrom("transports")
+    .selectAll()
+    .$if(owner !== null, (q) => q.where("owner", "=", owner))
+    .$if(filter.state !== undefined, (q) => q.where("state", "=", filter.state!))
+    .$if(filter.kind !== undefined, (q) => q.where("kind", "=", filter.kind!))
+    .$if(filter.source_chain_id !== undefined, (q) =>
+      q.where("source_chain_id", "=", filter.source_chain_id!),
+    )
+    .$if(filter.destination_chain_id !== undefined, (q) =>
+      q.where("destination_chain_id", "=", filter.destination_chain_id!),
+    )
+    .$if(after !== undefined, (q) =>
+      q.where((eb) =>
+        eb.or([
+          eb("created_at", "<", after!.created_at),
+          eb.and([eb("created_at", "=", after!.created_at), eb("id", "<", after!.id)]),
+        ]),
+      ),
+    )
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(limit + 1)
+    .execute();
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    transports: page.map(toTransportRecord),
+    next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
+  };
+}

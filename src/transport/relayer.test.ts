@@ -1,0 +1,152 @@
+import { type Abi, encodeEventTopics, type Hex } from "viem";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { BridgeERC20, MessageEndpoint } from "../contracts/artifacts.generated.js";
+import { receiptOf, result } from "../test-support/chain-helpers.js";
+import { describeEachStore } from "../test-support/stores.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { newWallet, ok, PASSWORD, read, transport } from "../test-support/token-helpers.js";
+import { Relayer } from "./relayer.js";
+
+const RECIPIENT = "0x00000000000000000000000000000000000000AA";
+
+async function anvil(rt: TestRuntime, chainIndex: number, method: string, params: unknown[]) {
+  const response = await fetch(rt.devnet!.nodes[chainIndex]!.url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return ((await response.json()) as { result: unknown }).result;
+}
+
+describeEachStore("the relayer delivers at most once", (target) => {
+  let rt: TestRuntime;
+  let wallet: { id: string; address: Hex };
+  let token: string;
+
+  const relayer = () =>
+    new Relayer({
+      store: rt.store,
+      chains: rt.chains,
+      pipeline: rt.pipeline,
+      system: rt.system!,
+      logger: rt.app.log as never,
+      intervalMs: 100,
+      confirmations: 1,
+    });
+
+  async function sendTransport(amount: string): Promise<string> {
+    const sent = await ok(rt, "trasport_token", {
+      wallet_id: wallet.id,
+      password: PASSWORD,
+      token,
+      to: RECIPIENT,
+      amount,
+      destination_chain_id: 1002,
+    });
+    await receiptOf(rt, sent.tx_hash as string);
+    return sent.transport_id as string;
+  }
+
+  async function deliveryCount(id: string): Promise<{ events: number; transactions: number }> {
+    const logs = await result<unknown[]>(
+      rt,
+      "eth_getLogs",
+      [
+        {
+          address: rt.system!.endpoint,
+          topics: encodeEventTopics({
+            abi: MessageEndpoint.abi,
+            eventName: "MessageDelivered",
+            args: { id: id as Hex },
+          }),
+          fromBlock: "0x0",
+          toBlock: "latest",
+        },
+      ],
+      "?chain_id=1002",
+    );
+    const rows = await rt.store.db
+      .selectFrom("transactions")
+      .select("id")
+      .where("kind", "=", "transport_delivery")
+      .where("metadata", "like", `%${id}%`)
+      .execute();
+    return { events: logs.length, transactions: rows.length };
+  }
+
+  beforeAll(async () => {
+    rt = await startTestRuntime({ store: target, relay: false });
+    wallet = await newWallet(rt);
+    await ok(rt, "register_new_member", { name: "Peer", chain_id: 1002, role: "AUDITOR" });
+    const created = await ok(rt, "create_new_ERC20_token", {
+      wallet_id: wallet.id,
+      password: PASSWORD,
+      name: "Relay Coin",
+      symbol: "RLY",
+      initial_supply: "1000",
+    });
+    await receiptOf(rt, created.tx_hash as string);
+    token = created.address as string;
+  }, 60_000);
+  afterAll(async () => rt?.close());
+
+  it("two relayers working at once send one delivery", async () => {
+    const id = await sendTransport("10");
+    const [a, b] = [relayer(), relayer()];
+    for (let i = 0; i < 20 && (await transport(rt, id))?.state !== "delivered"; i++) {
+      await Promise.all([a.tick(), b.tick()]);
+    }
+    expect((await transport(rt, id))?.state).toBe("delivered");
+    expect(await deliveryCount(id)).toEqual({ events: 1, transactions: 1 });
+    expect(await read(rt, 1002, token, BridgeERC20.abi as Abi, "balanceOf", [RECIPIENT])).toBe(10n);
+  });
+
+  it("a crash between sending the delivery and noting it: the next relayer waits for it instead of sending again", async () => {
+    const id = await sendTransport("20");
+    await anvil(rt, 1, "evm_setAutomine", [false]);
+    try {
+      await relayer().tick();
+      const out = await transport(rt, id);
+      expect(out?.state).toBe("delivering");
+      // The crash: the transport row forgets the delivery; the pipeline's own record of it remains.
+      await rt.store.db
+        .updateTable("transports")
+        .set({ state: "sent", destination_tx_hash: null, lease_owner: null, lease_until: null })
+        .where("id", "=", id)
+        .execute();
+      const next = relayer();
+      await next.tick();
+      expect((await transport(rt, id))?.destination_tx_hash).toBe(out?.destination_tx_hash);
+      await anvil(rt, 1, "evm_setAutomine", [true]);
+      await anvil(rt, 1, "evm_mine", []);
+      for (let i = 0; i < 20 && (await transport(rt, id))?.state !== "delivered"; i++) await next.tick();
+      expect(await transport(rt, id)).toMatchObject({
+        state: "delivered",
+        destination_tx_hash: out?.destination_tx_hash,
+      });
+    } finally {
+      await anvil(rt, 1, "evm_setAutomine", [true]);
+    }
+    expect(await deliveryCount(id)).toEqual({ events: 1, transactions: 1 });
+    expect(await read(rt, 1002, token, BridgeERC20.abi as Abi, "balanceOf", [RECIPIENT])).toBe(30n);
+  });
+
+  it("a delivery the destination refuses fails with the reason and is not retried", async () => {
+    // A message to an address with no code: onMessage cannot be called, the delivery reverts.
+    const sent = await ok(rt, "transport_arbitrary_message", {
+      wallet_id: wallet.id,
+      password: PASSWORD,
+      destination_chain_id: 1002,
+      destination: "0x00000000000000000000000000000000000000bb",
+      payload: "0x01",
+    });
+    await receiptOf(rt, sent.tx_hash as string);
+    const r = relayer();
+    for (let i = 0; i < 10 && (await transport(rt, sent.transport_id as string))?.state === "sent"; i++)
+      await r.tick();
+    const row = await transport(rt, sent.transport_id as string);
+    expect(row?.state).toBe("failed");
+    expect(row?.error).toMatch(/delivery refused/);
+    expect(await deliveryCount(sent.transport_id as string)).toEqual({ events: 0, transactions: 0 });
+  });
+});

@@ -1,0 +1,145 @@
+/** The Token Management rows that cross chains: the three transports and list_all_transports. */
+import { Type } from "@sinclair/typebox";
+import { getAddress, type Hex } from "viem";
+import { defineOperation, type Operation } from "../http/operation.js";
+import type { Store } from "../store/database.js";
+import { UintField } from "../tokens/amounts.js";
+import { AddressField, amountOrId } from "../tokens/token-operations.js";
+import { ChainIdField, chainIdOf, SignerFields, unlockSigner } from "../tx/signed-input.js";
+import type { ChainRegistry } from "../upstream/chain-registry.js";
+import type { WalletService } from "../wallets/wallet-service.js";
+import {
+  listTransports,
+  TRANSPORT_KINDS,
+  TRANSPORT_STATES,
+  type TransportFilter,
+} from "./list-transports.js";
+import type { TransportService } from "./transport-service.js";
+
+const HexBytes = (description: string, maxBytes: number) =>
+  Type.String({ pattern: "^0x([0-9a-fA-F]{2})*$", maxLength: 2 + 2 * maxBytes, description });
+
+export interface TransportOperationDeps {
+  wallets: WalletService;
+  chains: ChainRegistry;
+  transports: TransportService;
+  store: Store;
+}
+
+export function transportOperations({
+  wallets,
+  chains,
+  transports,
+  store,
+}: TransportOperationDeps): Operation[] {
+  const tokenFields = {
+    ...SignerFields,
+    token: AddressField("token created by create_new_ERC20_token or create_new_ERC721_token"),
+    to: AddressField("recipient on the destination chain"),
+    amount: Type.Optional(UintField("ERC20 amount")),
+    token_id: Type.Optional(UintField("ERC721 token id")),
+    destination_chain_id: ChainIdField,
+  };
+  const sendToken = async (
+    input: {
+      wallet_id: string;
+      password: string;
+      index?: number;
+      chain_id?: number | string;
+      token: string;
+      to: string;
+      amount?: string | number;
+      token_id?: string | number;
+      destination_chain_id: number | string;
+      data?: string;
+    },
+    owner: string | null,
+  ) => {
+    const { amount, tokenId } = amountOrId(input);
+    return transports.sendToken(
+      await unlockSigner(wallets, chains, input, owner),
+      {
+        token: getAddress(input.token) as Hex,
+        to: getAddress(input.to) as Hex,
+        ...(amount === undefined ? {} : { amount }),
+        ...(tokenId === undefined ? {} : { tokenId }),
+        destinationChainId: chainIdOf(input.destination_chain_id),
+        data: (input.data ?? "0x").toLowerCase() as Hex,
+      },
+      owner,
+    );
+  };
+  return [
+    defineOperation({
+      path: "trasport_token",
+      tag: "Token Management",
+      summary:
+        "Moves ERC20 `amount` or an ERC721 `token_id` to `to` on another member's chain (path spelled as in the spec)",
+      description:
+        "Burns on the source chain; chaingate's relayer mints on the destination, once. Answers transport_id and " +
+        "the source tx_hash; follow it with list_all_transports.",
+      params: Type.Object(tokenFields, { additionalProperties: false, title: "Token transport" }),
+      signs: true,
+      run: (input, context) => sendToken(input, context.owner),
+    }),
+    defineOperation({
+      path: "transport_token_with_data",
+      tag: "Token Management",
+      summary:
+        "Like trasport_token, then calls onTokenTransport(sourceChainId, sender, token, amountOrId, data) on `to`",
+      params: Type.Object(
+        { ...tokenFields, data: HexBytes("bytes passed to the recipient's callback", 32_768) },
+        { additionalProperties: false, title: "Token transport with data" },
+      ),
+      signs: true,
+      run: (input, context) => sendToken(input, context.owner),
+    }),
+    defineOperation({
+      path: "transport_arbitrary_message",
+      tag: "Token Management",
+      summary:
+        "Delivers `payload` to onMessage(sourceChainId, sender, payload) of `destination` on another member's chain",
+      params: Type.Object(
+        {
+          ...SignerFields,
+          destination_chain_id: ChainIdField,
+          destination: AddressField("receiving contract"),
+          payload: HexBytes("the message bytes", 32_768),
+        },
+        { additionalProperties: false, title: "Message transport" },
+      ),
+      signs: true,
+      run: async (input, context) =>
+        transports.sendMessage(
+          await unlockSigner(wallets, chains, input, context.owner),
+          {
+            destinationChainId: chainIdOf(input.destination_chain_id),
+            destination: getAddress(input.destination) as Hex,
+            payload: input.payload.toLowerCase() as Hex,
+          },
+          context.owner,
+        ),
+    }),
+    defineOperation({
+      path: "list_all_transports",
+      tag: "Token Management",
+      summary:
+        "Lists transports, newest first: kind, chains, sender, recipient, amount or id, state, both tx hashes",
+      description:
+        "`result` is `{transports: [...], next_cursor}`; pass next_cursor back as `cursor` for the next page.",
+      params: Type.Object(
+        {
+          state: Type.Optional(Type.Union(TRANSPORT_STATES.map((s) => Type.Literal(s)))),
+          kind: Type.Optional(Type.Union(TRANSPORT_KINDS.map((k) => Type.Literal(k)))),
+          source_chain_id: Type.Optional(Type.Integer({ minimum: 1 })),
+          destination_chain_id: Type.Optional(Type.Integer({ minimum: 1 })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+          cursor: Type.Optional(Type.String({ maxLength: 500 })),
+        },
+        { additionalProperties: false, title: "Transport filter" },
+      ),
+      signs: false,
+      run: (input, context) => listTransports(store, input as TransportFilter, context.owner),
+    }),
+  ];
+}

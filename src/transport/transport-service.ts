@@ -1,0 +1,210 @@
+/** Sends transports from a custody wallet: the source endpoint burns the tokens and emits the message. */
+import { randomBytes } from "node:crypto";
+import { encodeFunctionData, type Hex, keccak256, toHex } from "viem";
+import { MessageEndpoint } from "../contracts/artifacts.generated.js";
+import type { SystemContracts } from "../contracts/system-contracts.js";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import type { MemberService } from "../members/member-service.js";
+import { unknownChain } from "../rpc/rpc-errors.js";
+import type { Store } from "../store/database.js";
+import type { TransportKind, TransportsTable } from "../store/schema.js";
+import type { TokenService } from "../tokens/token-service.js";
+import type { Signer } from "../tx/signed-input.js";
+import type { ChainRegistry } from "../upstream/chain-registry.js";
+
+export interface TransportServiceOptions {
+  store: Store;
+  chains: ChainRegistry;
+  members: MemberService;
+  tokens: TokenService;
+  system: () => SystemContracts;
+  now?: () => number;
+}
+
+export interface TransportReceipt {
+  transport_id: Hex;
+  kind: TransportKind;
+  state: "sent";
+  source_chain_id: number;
+  destination_chain_id: number;
+  tx_hash: Hex;
+}
+
+export class TransportService {
+  private readonly now: () => number;
+
+  constructor(private readonly options: TransportServiceOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async sendToken(
+    signer: Signer,
+    input: { token: Hex; to: Hex; amount?: bigint; tokenId?: bigint; destinationChainId: number; data: Hex },
+    owner: string | null,
+  ): Promise<TransportReceipt> {
+    await this.checkDestination(signer, input.destinationChainId);
+    const standard = await this.options.tokens.standardOf(signer.chain, input.token);
+    if ((standard === "ERC20") !== (input.amount !== undefined)) {
+      throw new ChaingateError(
+        standard === "ERC20"
+          ? "token is an ERC20: give `amount`, not `token_id`"
+          : "token is an ERC721: give `token_id`, not `amount`",
+        { code: "INVALID_PARAMS", status: 400, rpcCode: -32602 },
+      );
+    }
+    const id = toHex(randomBytes(32));
+    const amountOrId = input.amount ?? input.tokenId!;
+    const submitted = await this.options.tokens.submit(signer, {
+      to: this.options.system().endpoint,
+      data: encodeFunctionData({
+        abi: MessageEndpoint.abi,
+        functionName: "sendToken",
+        args: [id, BigInt(input.destinationChainId), input.token, input.to, amountOrId, input.data],
+      }),
+      value: 0n,
+      kind: input.data === "0x" ? "trasport_token" : "transport_token_with_data",
+      metadata: { transport_id: id, destination_chain_id: input.destinationChainId, token: input.token },
+      owner,
+    });
+    await this.record(
+      {
+        id,
+        kind: standard,
+        with_data: input.data === "0x" ? 0 : 1,
+        source_chain_id: signer.chain.chainId,
+        destination_chain_id: input.destinationChainId,
+        sender: signer.account.address,
+        recipient: input.to,
+        token: input.token,
+        amount: input.amount?.toString() ?? null,
+        token_id: input.tokenId?.toString() ?? null,
+        payload_hash: input.data === "0x" ? null : keccak256(input.data),
+        source_tx_hash: submitted.txHash,
+      },
+      owner,
+    );
+    return {
+      transport_id: id,
+      kind: standard,
+      state: "sent",
+      source_chain_id: signer.chain.chainId,
+      destination_chain_id: input.destinationChainId,
+      tx_hash: submitted.txHash,
+    };
+  }
+
+  async sendMessage(
+    signer: Signer,
+    input: { destinationChainId: number; destination: Hex; payload: Hex },
+    owner: string | null,
+  ): Promise<TransportReceipt> {
+    await this.checkDestination(signer, input.destinationChainId);
+    const id = toHex(randomBytes(32));
+    const submitted = await this.options.tokens.submit(signer, {
+      to: this.options.system().endpoint,
+      data: encodeFunctionData({
+        abi: MessageEndpoint.abi,
+        functionName: "sendMessage",
+        args: [id, BigInt(input.destinationChainId), input.destination, input.payload],
+      }),
+      value: 0n,
+      kind: "transport_arbitrary_message",
+      metadata: { transport_id: id, destination_chain_id: input.destinationChainId },
+      owner,
+    });
+    await this.record(
+      {
+        id,
+        kind: "MESSAGE",
+        with_data: 0,
+        source_chain_id: signer.chain.chainId,
+        destination_chain_id: input.destinationChainId,
+        sender: signer.account.address,
+        recipient: input.destination,
+        token: null,
+        amount: null,
+        token_id: null,
+        payload_hash: keccak256(input.payload),
+        source_tx_hash: submitted.txHash,
+      },
+      owner,
+    );
+    return {
+      transport_id: id,
+      kind: "MESSAGE",
+      state: "sent",
+      source_chain_id: signer.chain.chainId,
+      destination_chain_id: input.destinationChainId,
+      tx_hash: submitted.txHash,
+    };
+  }
+
+  private async checkDestination(signer: Signer, destinationChainId: number): Promise<void> {
+    if (destinationChainId === signer.chain.chainId) {
+      throw new ChaingateError("destination_chain_id is the source chain; use transfer_tokens on one chain", {
+        code: "SAME_CHAIN",
+        status: 400,
+        rpcCode: -32602,
+      });
+    }
+    if (this.options.chains.get(destinationChainId) === undefined)
+      throw unknownChain(String(destinationChainId));
+    if (!(await this.options.members.isMemberChain(destinationChainId))) {
+      throw new ChaingateError(`no ACTIVE member is registered on chain ${destinationChainId}`, {
+        code: "DESTINATION_NOT_MEMBER",
+        status: 422,
+        rpcCode: -32602,
+      });
+    }
+  }
+
+  /** The relayer may have seen the event first (it inserts from the chain): either order ends in one row. */
+  private async record(
+    row: Omit<
+      TransportsTable,
+      | "state"
+      | "error"
+      | "body"
+      | "source_block"
+      | "destination_tx_hash"
+      | "search_from_block"
+      | "attempts"
+      | "lease_owner"
+      | "lease_until"
+      | "owner"
+      | "created_at"
+      | "updated_at"
+      | "delivered_at"
+    >,
+    owner: string | null,
+  ): Promise<void> {
+    const now = this.now();
+    await this.options.store.db
+      .insertInto("transports")
+      .values({
+        ...row,
+        state: "sent",
+        error: null,
+        body: null,
+        source_block: null,
+        destination_tx_hash: null,
+        search_from_block: null,
+        attempts: 0,
+        lease_owner: null,
+        lease_until: null,
+        owner,
+        created_at: now,
+        updated_at: now,
+        delivered_at: null,
+      })
+      .onConflict((oc) =>
+        oc.column("id").doUpdateSet({
+          source_tx_hash: row.source_tx_hash,
+          owner,
+          with_data: row.with_data,
+          payload_hash: row.payload_hash,
+        }),
+      )
+      .execute();
+  }
+}

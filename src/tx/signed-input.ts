@@ -1,0 +1,60 @@
+/** The fields every signed Members/Token Management operation shares, and turning them into a signer. */
+import { type Static, Type } from "@sinclair/typebox";
+import type { LocalAccount } from "viem";
+import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import type { WalletService } from "../wallets/wallet-service.js";
+
+export const ChainIdField = Type.Union(
+  [
+    Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+    Type.String({ pattern: "^(0x[0-9a-fA-F]{1,13}|[0-9]{1,16})$" }),
+  ],
+  { description: "a configured chain id, as a number or a decimal or 0x string" },
+);
+
+export const SignerFields = {
+  wallet_id: Type.String({ minLength: 1, maxLength: 200, description: "custody wallet that signs" }),
+  password: Type.String({ minLength: 1, maxLength: 1024, description: "the wallet's password" }),
+  index: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 2 ** 31 - 1,
+      description: "address index in the wallet (default 0)",
+    }),
+  ),
+  chain_id: Type.Optional({ ...ChainIdField, description: "chain to act on (default: the home chain)" }),
+};
+
+const SignerObject = Type.Object(SignerFields);
+export type SignerInput = Static<typeof SignerObject>;
+
+export interface Signer {
+  chain: Chain;
+  account: LocalAccount;
+  walletId: string;
+  index: number;
+}
+
+export function chainIdOf(raw: number | string): number {
+  return typeof raw === "number"
+    ? raw
+    : raw.startsWith("0x")
+      ? Number.parseInt(raw.slice(2), 16)
+      : Number(raw);
+}
+
+/** Picks the chain first (an unknown chain costs no KDF run), then opens the wallet's key. */
+export async function unlockSigner(
+  wallets: WalletService,
+  chains: ChainRegistry,
+  input: SignerInput,
+  owner: string | null,
+): Promise<Signer> {
+  const chain = chains.select(
+    input.chain_id === undefined ? undefined : String(chainIdOf(input.chain_id)),
+    undefined,
+  );
+  const index = input.index ?? 0;
+  const unlocked = await wallets.unlock(input.wallet_id, index, input.password, owner);
+  return { chain, account: unlocked.account, walletId: input.wallet_id, index };
+}
