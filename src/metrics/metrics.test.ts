@@ -59,6 +59,26 @@ it("/metrics is valid Prometheus text and counts what happened", async () => {
   ).toBeGreaterThan(0);
 });
 
+it("counts transactions and transports by state, from the store", async () => {
+  const [wallet] = (await rt.post("/wallet", { type: "KEYSTORE_V3", password: "pw", address_quantity: 1 }))
+    .json as { id: string }[];
+  await rt.post("/register_new_member", { name: "Peer", chain_id: 1002, role: "ISSUER" });
+  const sent = await rt.post("/transport_arbitrary_message", {
+    wallet_id: wallet!.id,
+    password: "pw",
+    destination_chain_id: 1002,
+    destination: DEV_ACCOUNT_2,
+    payload: "0x01",
+  });
+  expect((sent.json as { result?: unknown }).result).toBeDefined();
+  const m = await scrape();
+  const transports = m.family("chaingate_transports").metrics.filter((s) => s.labels?.kind === "MESSAGE");
+  expect(transports.reduce((sum, s) => sum + Number(s.value), 0)).toBe(1);
+  const transactions = m.family("chaingate_transactions").metrics;
+  // The system deployments, the registration and the transport were all signed by chaingate.
+  expect(transactions.reduce((sum, s) => sum + Number(s.value), 0)).toBeGreaterThanOrEqual(4);
+});
+
 it("unknown methods share one label, so callers cannot grow the series", async () => {
   for (let i = 0; i < 5; i++) await rt.post("/", { jsonrpc: "2.0", id: i, method: `made_up_${i}` });
   const m = await scrape();

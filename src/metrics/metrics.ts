@@ -150,6 +150,21 @@ export class Metrics {
         for (const row of rows) this.set({ state: row.state }, Number(row.n));
       },
     });
+    new Gauge({
+      name: "chaingate_transports",
+      help: "Cross-chain transports by kind and state, all instances sharing the store",
+      labelNames: ["kind", "state"],
+      registers,
+      async collect() {
+        this.reset();
+        const rows = await store.db
+          .selectFrom("transports")
+          .select((eb) => ["kind", "state", eb.fn.countAll<number>().as("n")])
+          .groupBy(["kind", "state"])
+          .execute();
+        for (const row of rows) this.set({ kind: row.kind, state: row.state }, Number(row.n));
+      },
+    });
   }
 
   observeRequest(route: string, method: string, status: number, seconds: number): void {
