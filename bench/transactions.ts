@@ -25,6 +25,8 @@ const config = loadConfig({
     PORT: "0",
     CHAINGATE_DATA_DIR: dataDir,
     CHAINGATE_KDF: "light",
+    // The benchmark measures throughput, not the default rate limit.
+    CHAINGATE_RATE_SIGN: "0",
     LOG_LEVEL: "silent",
     CHAINGATE_TRACKER_INTERVAL_MS: "1000",
   },

@@ -16,7 +16,13 @@ const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
 const dataDir = mkdtempSync(join(tmpdir(), "chaingate-bench-wallets-"));
 const config = loadConfig({
-  env: { PORT: "0", CHAINGATE_DATA_DIR: dataDir, CHAINGATE_KDF: "standard", LOG_LEVEL: "silent" },
+  env: {
+    PORT: "0",
+    CHAINGATE_DATA_DIR: dataDir,
+    CHAINGATE_KDF: "standard",
+    LOG_LEVEL: "silent",
+    CHAINGATE_RATE_WALLETS: "0",
+  },
 });
 const rt = await startChaingate(config, { logger: pino({ level: "silent" }) });
 

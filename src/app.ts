@@ -1,10 +1,14 @@
 /** Builds the Fastify application from a validated config and an explicit dependency object. */
 import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
+import type { KeyRing } from "./auth/key-ring.js";
+import type { RateLimiter } from "./auth/rate-limiter.js";
 import type { Config } from "./config/config.js";
 import type { FilterService } from "./filters/filter-service.js";
 import type { SubscriptionHub } from "./filters/subscription-hub.js";
+import { useAccessControl } from "./http/access-control.js";
 import { healthRoutes } from "./http/health-routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import type { Operation } from "./http/operation.js";
@@ -18,6 +22,7 @@ import { registerWebSocket } from "./http/websocket-routes.js";
 import type { Metrics } from "./metrics/metrics.js";
 import { RpcDispatcher } from "./rpc/dispatcher.js";
 import { errorText } from "./rpc/envelope.js";
+import { methodPolicy } from "./rpc/method-policy.js";
 import { methodNotFound } from "./rpc/rpc-errors.js";
 import type { Store } from "./store/database.js";
 import type { IdempotencyStore } from "./tx/idempotency.js";
@@ -40,6 +45,8 @@ export interface AppDeps {
   /** The Members and Token Management rows. */
   operations: readonly Operation[];
   idempotency: IdempotencyStore;
+  keys: KeyRing;
+  limiter: RateLimiter;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -51,12 +58,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: !config.logRequests }),
     genReqId: () => randomUUID(),
     // Slow clients must not hold a connection forever (a body that never finishes).
-    requestTimeout: 30_000,
-    connectionTimeout: 60_000,
+    // Node checks request deadlines every connectionsCheckingInterval (30 s by default), which would
+    // let a slow client hold a connection far past the bound; check often enough to keep it.
+    serverFactory: (handler) => {
+      const server = createServer(
+        {
+          requestTimeout: config.requestTimeoutMs,
+          headersTimeout: Math.min(config.requestTimeoutMs, 60_000),
+          connectionsCheckingInterval: Math.max(50, Math.min(1_000, config.requestTimeoutMs / 4)),
+          keepAliveTimeout: 72_000,
+        },
+        handler,
+      );
+      server.setTimeout(60_000);
+      return server;
+    },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     schemaErrorFormatter: formatValidationErrors,
   });
 
+  useAccessControl(app, deps.keys, deps.limiter);
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
@@ -101,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     filters: deps.filters,
     cache: deps.cache,
     onCall: (method, ok) => deps.metrics.observeRpcCall(method, ok),
+    policy: methodPolicy(config.allowMethods, config.denyMethods),
   });
   app.get(
     "/metrics",
@@ -122,11 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimit,
   });
   await app.register(walletRoutes, { wallets: deps.wallets, maxAddresses: config.maxAddressesPerWallet });
-  await app.register(transactionRoutes, {
-    transactions: deps.transactions,
-    store: deps.store,
-    bodyLimit: config.bodyLimit,
-  });
+  await app.register(transactionRoutes, { transactions: deps.transactions });
   await app.register(operationRoutes, {
     operations: deps.operations,
     idempotency: deps.idempotency,

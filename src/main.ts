@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /** The chaingate CLI: parses options, starts the runtime, stops it cleanly on signals. */
 import { readFileSync } from "node:fs";
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
+import { parseKeysCommand, runKeysCommand } from "./auth/keys-command.js";
 import { ConfigError, helpText, loadConfig } from "./config/load-config.js";
+import { createLogger } from "./logging/create-logger.js";
 import { startChaingate } from "./runtime.js";
 
 function version(): string {
@@ -19,6 +21,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (argv.includes("--version")) {
     process.stdout.write(`${version()}\n`);
+    return;
+  }
+  if (argv[0] === "keys") {
+    await keys(argv.slice(1));
     return;
   }
   const deployOnly = argv[0] === "contracts";
@@ -38,7 +44,7 @@ async function main(argv: string[]): Promise<void> {
     }
     throw error;
   }
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config.logLevel);
   if (deployOnly) {
     await deployContracts(config, logger);
     return;
@@ -56,6 +62,11 @@ async function main(argv: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
+    // In-flight requests get a bounded time; then the process ends anyway (the anvils' guards stop them).
+    setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown took too long; exiting");
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 2_000).unref();
     runtime.stop().finally(() => process.exit(0));
   };
   process.on("SIGINT", () => shutdown("SIGINT"));
@@ -64,6 +75,19 @@ async function main(argv: string[]): Promise<void> {
     logger.fatal({ err: error }, "uncaught exception; stopping");
     runtime.stop().finally(() => process.exit(1));
   });
+}
+
+/** `chaingate keys ...`: API keys in the configured store. */
+async function keys(argv: string[]): Promise<void> {
+  try {
+    const command = parseKeysCommand(argv);
+    const config = loadConfig({ env: process.env, argv: command.rest });
+    const output = await runKeysCommand(command, config);
+    if (output !== "") process.stdout.write(`${output}\n`);
+  } catch (error) {
+    process.stderr.write(`chaingate: ${(error as Error).message}\n`);
+    process.exitCode = error instanceof ConfigError ? 2 : 1;
+  }
 }
 
 /** `chaingate contracts deploy`: deploys what is missing on every configured chain, prints the addresses. */

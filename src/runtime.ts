@@ -1,8 +1,11 @@
 /** Starts a whole chaingate: embedded chains or upstream pools, the store, the app; and stops it all again. */
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
 import { buildApp } from "./app.js";
+import { ApiKeyStore } from "./auth/api-keys.js";
+import { KeyRing } from "./auth/key-ring.js";
+import { RateLimiter } from "./auth/rate-limiter.js";
 import type { Config } from "./config/config.js";
 import { operatorAccount } from "./contracts/operator.js";
 import {
@@ -19,6 +22,7 @@ import { SubscriptionHub } from "./filters/subscription-hub.js";
 import type { Operation } from "./http/operation.js";
 import { KeyDeriver } from "./keys/kdf.js";
 import { UnlockCache } from "./keys/unlock-cache.js";
+import { createLogger } from "./logging/create-logger.js";
 import { memberOperations } from "./members/member-operations.js";
 import { MemberService } from "./members/member-service.js";
 import { Metrics } from "./metrics/metrics.js";
@@ -35,6 +39,7 @@ import { SignerRegistry } from "./tx/signer-registry.js";
 import { TransactionPipeline } from "./tx/transaction-pipeline.js";
 import { TransactionService } from "./tx/transaction-service.js";
 import { TransactionTracker } from "./tx/transaction-tracker.js";
+import { transferOperations } from "./tx/transfer-operations.js";
 import { type Chain, ChainRegistry } from "./upstream/chain-registry.js";
 import { HeadTracker } from "./upstream/head-tracker.js";
 import { ResponseCache } from "./upstream/response-cache.js";
@@ -109,8 +114,13 @@ async function resolveChain(
   };
 }
 
+/** Loopback only: 127.0.0.0/8, ::1, localhost. */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 export async function startChaingate(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
-  const logger = options.logger ?? pino({ level: config.logLevel });
+  const logger = options.logger ?? createLogger(config.logLevel);
   const cleanups: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) {
@@ -260,6 +270,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const tokens = new TokenService({ pipeline, system: systemOf });
     const transports = new TransportService({ store, chains, members, tokens, system: systemOf });
     const operations: Operation[] = [
+      ...transferOperations(store),
       ...memberOperations(members),
       ...tokenOperations({ wallets, chains, tokens }),
       ...transportOperations({ wallets, chains, transports, store }),
@@ -280,6 +291,15 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       cleanups.push(() => started.stop());
     }
 
+    const keys = new KeyRing(new ApiKeyStore(store));
+    if (options.listen !== false && !isLoopback(config.host) && !config.insecure && !(await keys.enabled())) {
+      throw new ChaingateError(
+        `refusing to listen on ${config.host} with no API keys: anyone who can reach it could use every wallet. ` +
+          "Create a key (chaingate keys create --role admin), listen on 127.0.0.1, or pass --insecure.",
+        { code: "INSECURE_LISTEN" },
+      );
+    }
+
     const cache = new ResponseCache(config.cacheMb * 1024 * 1024);
     const hub = new SubscriptionHub(logger, config.headPollMs);
     cleanups.push(async () => hub.close());
@@ -297,8 +317,18 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       metrics,
       operations,
       idempotency,
+      keys,
+      limiter: new RateLimiter(config.rateLimits),
     });
-    cleanups.push(() => app.close());
+    cleanups.push(async () => {
+      // Stop accepting, let in-flight requests finish, but only for so long.
+      const cut = setTimeout(() => app.server.closeAllConnections(), config.shutdownTimeoutMs);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(cut);
+      }
+    });
     let url = "";
     if (options.listen !== false) {
       url = await app.listen({ port: config.port, host: config.host });

@@ -47,6 +47,16 @@ export interface Config {
   /** Signs registry writes and deliveries; the devnet's built-in key when unset on the devnet. */
   readonly operatorKey: `0x${string}` | undefined;
   readonly relayerIntervalMs: number;
+  /** Listen beyond loopback without API keys. */
+  readonly insecure: boolean;
+  readonly rateLimits: Readonly<
+    Record<"read" | "sign" | "wallet_create", { readonly count: number; readonly perMs: number }>
+  >;
+  readonly denyMethods: readonly string[];
+  /** Empty: every method in the table. */
+  readonly allowMethods: readonly string[];
+  readonly requestTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
 }
 
 export const DEVNET_HOME_CHAIN_ID = 1001;

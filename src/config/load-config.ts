@@ -44,6 +44,14 @@ const DEFAULTS: OptionValues = {
   maxFeeGwei: 1000,
   operatorKey: undefined,
   relayerIntervalMs: 500,
+  insecure: false,
+  rateRead: 0,
+  rateSign: 50,
+  rateWallets: 30,
+  denyMethods: [],
+  allowMethods: [],
+  requestTimeoutMs: 30_000,
+  shutdownTimeoutMs: 10_000,
 };
 
 /** Splits argv into `--flag value` / `--flag=value` pairs; unknown flags are problems, not ignored. */
@@ -217,6 +225,16 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     maxFeeGwei: v.maxFeeGwei,
     operatorKey: v.operatorKey as `0x${string}` | undefined,
     relayerIntervalMs: v.relayerIntervalMs,
+    insecure: v.insecure,
+    rateLimits: {
+      read: { count: v.rateRead, perMs: 1000 },
+      sign: { count: v.rateSign, perMs: 1000 },
+      wallet_create: { count: v.rateWallets, perMs: 60_000 },
+    },
+    denyMethods: v.denyMethods,
+    allowMethods: v.allowMethods,
+    requestTimeoutMs: v.requestTimeoutMs,
+    shutdownTimeoutMs: v.shutdownTimeoutMs,
   };
   return deepFreeze(config);
 }
@@ -239,6 +257,7 @@ export function helpText(): string {
     "",
     "Usage: chaingate [options]",
     "       chaingate contracts deploy [options]   deploy the registry and endpoints where missing",
+    "       chaingate keys create --role admin|user [--name <name>] | keys list | keys revoke <id>",
     "       chaingate --help | --version",
     "",
     "Every option can be given as a flag, as an environment variable, or as a key of the --config file.",

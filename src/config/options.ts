@@ -42,6 +42,14 @@ export interface OptionValues {
   maxFeeGwei: number;
   operatorKey: string | undefined;
   relayerIntervalMs: number;
+  insecure: boolean;
+  rateRead: number;
+  rateSign: number;
+  rateWallets: number;
+  denyMethods: string[];
+  allowMethods: string[];
+  requestTimeoutMs: number;
+  shutdownTimeoutMs: number;
 }
 
 function integer(min: number, max: number): OptionSpec["parse"] {
@@ -69,6 +77,17 @@ function boolean(raw: string): { value: boolean } | { error: string } {
   if (["1", "true", "yes", "on"].includes(lower)) return { value: true };
   if (["0", "false", "no", "off"].includes(lower)) return { value: false };
   return { error: `must be true or false, got "${raw}"` };
+}
+
+function methodList(raw: string): { value: string[] } | { error: string } {
+  const names = raw
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  const bad = names.find((name) => !/^[a-zA-Z][a-zA-Z0-9_]*\*?$/.test(name));
+  return bad === undefined
+    ? { value: names }
+    : { error: `"${bad}" is not a method name (letters, digits, _; a trailing * matches a prefix)` };
 }
 
 function httpUrlList(raw: string): { value: string[] } | { error: string } {
@@ -327,5 +346,67 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "how often the relayer looks for transports to deliver",
     defaultText: "500",
     parse: integer(50, 600_000),
+  },
+  {
+    key: "insecure",
+    env: "CHAINGATE_INSECURE",
+    flag: "--insecure",
+    help: "allow listening on a non-loopback address with no API keys (anyone who can reach it can use every wallet)",
+    defaultText: "false",
+    parse: boolean,
+  },
+  {
+    key: "rateRead",
+    env: "CHAINGATE_RATE_READ",
+    flag: "--rate-read",
+    help: "node reads and listings allowed per second per API key (or per client address without keys); 0: no limit",
+    defaultText: "0",
+    parse: integer(0, 1_000_000),
+  },
+  {
+    key: "rateSign",
+    env: "CHAINGATE_RATE_SIGN",
+    flag: "--rate-sign",
+    help: "signed operations (transactions, tokens, transports, members) per second per key; 0: no limit",
+    defaultText: "50",
+    parse: integer(0, 1_000_000),
+  },
+  {
+    key: "rateWallets",
+    env: "CHAINGATE_RATE_WALLETS",
+    flag: "--rate-wallets",
+    help: "wallet creations per minute per key; 0: no limit",
+    defaultText: "30",
+    parse: integer(0, 1_000_000),
+  },
+  {
+    key: "denyMethods",
+    env: "CHAINGATE_DENY_METHODS",
+    flag: "--deny-methods",
+    help: "node methods refused (comma-separated; `eth_sign*` matches a prefix), e.g. eth_sendTransaction,eth_sign",
+    parse: methodList,
+  },
+  {
+    key: "allowMethods",
+    env: "CHAINGATE_ALLOW_METHODS",
+    flag: "--allow-methods",
+    help: "when set, only these node methods are served (comma-separated, prefixes with *)",
+    parse: methodList,
+  },
+  {
+    key: "requestTimeoutMs",
+    env: "CHAINGATE_REQUEST_TIMEOUT_MS",
+    flag: "--request-timeout-ms",
+    help: "a request (body included) must arrive within this time (slow clients are cut off)",
+    defaultText: "30000",
+    parse: integer(100, 600_000),
+  },
+  {
+    key: "shutdownTimeoutMs",
+    env: "CHAINGATE_SHUTDOWN_TIMEOUT_MS",
+    flag: "--shutdown-timeout-ms",
+    help: "on SIGTERM, in-flight requests get this long to finish before chaingate exits anyway",
+    defaultText: "10000",
+    parse: integer(0, 600_000),
   },
 ];

@@ -7,6 +7,7 @@ import { errorText, readNativeRequest, resultText, salvageId } from "../rpc/enve
 import { RequestIdSchema, ResponseEnvelopeSchema } from "../rpc/envelope-schemas.js";
 import { invalidParams } from "../rpc/rpc-errors.js";
 import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
+import { ownerOf } from "./access-control.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
 import type { Operation } from "./operation.js";
 
@@ -56,6 +57,7 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
           ),
           response: { 200: ResponseEnvelopeSchema },
         },
+        config: { rateGroup: operation.signs ? "sign" : "read" },
       },
       async (request, reply) => {
         reply.type(JSON_TYPE);
@@ -85,14 +87,21 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
               field: field === "" ? null : field,
             });
           }
+          if (operation.admin && request.tenant !== null && request.tenant.role !== "admin") {
+            throw new ChaingateError(`${operation.path} needs an admin API key`, {
+              code: "ADMIN_REQUIRED",
+              status: 403,
+              rpcCode: -32012,
+            });
+          }
           const context = {
-            owner: null,
+            owner: ownerOf(request),
             idempotencyKey: operation.signs
               ? (request.headers["idempotency-key"] as string | undefined)
               : undefined,
           };
           const outcome = await options.idempotency.run(
-            route,
+            context.owner === null ? route : `${route}#${context.owner}`,
             context.idempotencyKey,
             requestHash(input),
             () => operation.run(input, context),

@@ -10,13 +10,15 @@ export interface OperationContext {
 export interface Operation<S extends TSchema = TSchema> {
   /** The path without its slash, spelled as the spec spells it. */
   path: string;
-  tag: "Members" | "Token Management";
+  tag: "Members" | "Token Management" | "Transactions";
   summary: string;
   description?: string;
   /** Schema of the one object in `params` (or of the whole body when it is not an envelope). */
   params: S;
   /** Changes a chain: an Idempotency-Key header makes retries safe. */
   signs: boolean;
+  /** Operator actions: refused to a user API key. */
+  admin?: boolean;
   run(input: Static<S>, context: OperationContext): Promise<unknown>;
 }
 

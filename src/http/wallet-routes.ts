@@ -10,6 +10,7 @@ import {
   WalletRecordSchema,
 } from "../wallets/wallet-schemas.js";
 import type { WalletService } from "../wallets/wallet-service.js";
+import { ownerOf } from "./access-control.js";
 import { useStrictValidation } from "./strict-validation.js";
 
 export interface WalletRoutesOptions {
@@ -38,7 +39,7 @@ export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
         response: { 200: Records, 500: ProblemSchema },
       },
     },
-    async () => wallets.list(),
+    async (request) => wallets.list(ownerOf(request)),
   );
 
   app.post<{ Body: Static<typeof CreateBody> }>(
@@ -51,15 +52,19 @@ export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
         body: CreateBody,
         response: { 200: Records, ...problems },
       },
+      config: { rateGroup: "wallet_create" },
     },
     async (request) =>
-      wallets.create({
-        type: request.body.type,
-        password: request.body.password,
-        addressQuantity: request.body.address_quantity,
-        mnemonic: request.body.mnemonic,
-        keystore: request.body.keystore,
-      }),
+      wallets.create(
+        {
+          type: request.body.type,
+          password: request.body.password,
+          addressQuantity: request.body.address_quantity,
+          mnemonic: request.body.mnemonic,
+          keystore: request.body.keystore,
+        },
+        ownerOf(request),
+      ),
   );
 
   app.get<{ Params: Static<typeof WalletParamsSchema>; Querystring: Static<typeof WalletQuerySchema> }>(
@@ -74,6 +79,6 @@ export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
         response: { 200: Records, ...problems },
       },
     },
-    async (request) => wallets.get(request.params.id, request.query.index),
+    async (request) => wallets.get(request.params.id, request.query.index, ownerOf(request)),
   );
 };

@@ -27,6 +27,7 @@ export function memberOperations(members: MemberService): Operation[] {
         { additionalProperties: false, title: "New member" },
       ),
       signs: true,
+      admin: true,
       run: (input, context) =>
         members.register(
           {

@@ -3,6 +3,7 @@ import { keccak256 } from "viem";
 import type { FilterService } from "../filters/filter-service.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import type { JsonText, ResponseCache } from "../upstream/response-cache.js";
+import { type MethodPolicy, methodDenied } from "./method-policy.js";
 import { METHODS, METHODS_BY_NAME } from "./method-table.js";
 import { RESULT_NORMALIZERS } from "./normalize-results.js";
 import { methodNotFound, NodeRpcError } from "./rpc-errors.js";
@@ -13,6 +14,8 @@ export interface DispatcherDeps {
   cache: ResponseCache;
   /** Told the outcome of every call (metrics). */
   onCall?: (method: string, ok: boolean) => void;
+  /** Methods the operator allows; absent: all of the table. */
+  policy?: MethodPolicy;
 }
 
 /** Methods whose answers carry a block number the head tracker can learn from. */
@@ -59,6 +62,7 @@ export class RpcDispatcher {
     const spec = METHODS_BY_NAME.get(method);
     const validate = this.validators.get(method);
     if (!spec || !validate) throw methodNotFound(method);
+    if (this.deps.policy && !this.deps.policy(method)) throw methodDenied(method);
     const checked = validate(params);
     if (spec.handler === "filters") return this.deps.filters.handle(chain, method, checked);
     if (method === "eth_sendRawTransaction" || method === "eth_sendTransaction") {

@@ -151,7 +151,21 @@ export interface RelayerCursorsTable {
   updated_at: number;
 }
 
+export type ApiKeyRole = "admin" | "user";
+
+export interface ApiKeysTable {
+  /** Public id, also the tenant that owns what the key creates. */
+  id: string;
+  name: string;
+  role: ApiKeyRole;
+  /** SHA-256 (hex) of the key: keys are 256 random bits, so a fast hash is enough and lookups are one index read. */
+  key_hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
 export interface Database {
+  api_keys: ApiKeysTable;
   members: MembersTable;
   transports: TransportsTable;
   relayer_cursors: RelayerCursorsTable;

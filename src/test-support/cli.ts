@@ -27,6 +27,8 @@ export async function startCli(dataDir: string, env: Record<string, string> = {}
       CHAINGATE_DATA_DIR: dataDir,
       LOG_LEVEL: "info",
       CHAINGATE_KDF: "light",
+      CHAINGATE_RATE_SIGN: "0",
+      CHAINGATE_RATE_WALLETS: "0",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { loadConfig } from "../config/load-config.js";
+import { createLogger } from "../logging/create-logger.js";
 import { type Runtime, startChaingate } from "../runtime.js";
 import { type StoreTarget, type TempStore, tempStore } from "./stores.js";
 
@@ -40,12 +41,15 @@ export async function startTestRuntime(
       CHAINGATE_DATA_DIR: dataDir,
       CHAINGATE_KDF: "light",
       LOG_LEVEL: "silent",
+      // Tests send bursts on purpose; the rate-limit tests turn the limits back on.
+      CHAINGATE_RATE_SIGN: "0",
+      CHAINGATE_RATE_WALLETS: "0",
       ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
       ...options.env,
     },
   });
   const logger = options.logLines
-    ? pino({ level: "debug" }, { write: (line: string) => void options.logLines!.push(line) })
+    ? createLogger("debug", { write: (line: string) => void options.logLines!.push(line) })
     : pino({ level: "silent" });
   const runtime = await startChaingate(config, {
     logger,

@@ -88,6 +88,13 @@ export class TransactionPipeline {
       } catch (error) {
         if (error instanceof NodeRpcError && isAlreadyKnown(error)) {
           // The same bytes are in the pool already (a resend after failover): that is a success.
+        } else if (
+          error instanceof NodeRpcError &&
+          isNonceConflict(error) &&
+          (await this.minedAlready(op, row))
+        ) {
+          // "Nonce too low" because this very transaction is mined (another sender of the same bytes
+          // was faster): it went through, and must not be signed again at a new nonce.
         } else if (error instanceof NodeRpcError && isNonceConflict(error) && attempt < NONCE_RETRIES) {
           await this.markFailed(row.id, `nonce ${row.nonce} already used on chain; resent with a new nonce`);
           await this.options.ledger.sync(op.chain, from);
@@ -113,6 +120,16 @@ export class TransactionPipeline {
         .where("state", "=", "queued")
         .execute();
       return { id: row.id, txHash: row.tx_hash as Hex, nonce: row.nonce, state: "sent" };
+    }
+  }
+
+  private async minedAlready(op: SignedOperation, row: TransactionsTable): Promise<boolean> {
+    try {
+      return (
+        (await op.chain.pool.call({ method: "eth_getTransactionReceipt", params: [row.tx_hash] })) !== null
+      );
+    } catch {
+      return false;
     }
   }
 

@@ -87,7 +87,8 @@ export class TransactionService {
     const owner = context.owner ?? null;
 
     const result = await idempotency.run(
-      "POST /transaction",
+      // Keys are per tenant: another key's identical Idempotency-Key neither replays nor collides.
+      owner === null ? "POST /transaction" : `POST /transaction#${owner}`,
       context.idempotencyKey,
       requestHash(body, { chain: chain.chainId }),
       async () => {

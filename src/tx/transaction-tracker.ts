@@ -42,6 +42,9 @@ interface Receipt {
 /** Rows handled per state and chain per pass, so a backlog cannot make one pass unbounded. */
 const BATCH = 500;
 
+/** How long a freshly queued row is left to the pipeline that stored it. */
+const QUEUED_GRACE_MS = 10_000;
+
 export class TransactionTracker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -100,7 +103,14 @@ export class TransactionTracker {
 
   private async tickChain(chain: Chain): Promise<void> {
     const queued = await this.rows(chain, ["queued"]);
-    for (const row of queued) await this.broadcast(chain, row);
+    const now = this.now();
+    for (const row of queued) {
+      // A row queued since this tracker started may belong to a pipeline that is broadcasting it
+      // right now: sending it too could get "nonce too low" back there and a second transaction
+      // signed. Rows from before the start (a crash) go at once; later ones after a grace time.
+      if (row.created_at >= this.startedAt && now - row.created_at < QUEUED_GRACE_MS) continue;
+      await this.broadcast(chain, row);
+    }
     const sent = await this.rows(chain, ["sent"]);
     await Promise.all(sent.map((row) => this.followSent(chain, row)));
     const mined = await this.rows(chain, ["mined"]);

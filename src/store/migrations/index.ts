@@ -4,10 +4,12 @@ import * as filters from "./001-filters.js";
 import * as wallets from "./002-wallets.js";
 import * as transactions from "./003-transactions.js";
 import * as transports from "./004-transports.js";
+import * as apiKeys from "./005-api-keys.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
   "002-wallets": wallets,
   "003-transactions": transactions,
   "004-transports": transports,
+  "005-api-keys": apiKeys,
 };

@@ -1,0 +1,53 @@
+/** The active keys of the store, in memory: re-read every second and on an unknown key (at most 4 times a second). */
+import type { ApiKeyRole } from "../store/schema.js";
+import type { ApiKeyStore } from "./api-keys.js";
+import { hashKey } from "./api-keys.js";
+
+export interface Tenant {
+  keyId: string;
+  role: ApiKeyRole;
+}
+
+const REFRESH_MS = 1_000;
+const MISS_REFRESH_MS = 250;
+
+export class KeyRing {
+  private keys = new Map<string, Tenant>();
+  private loadedAt = 0;
+  private loading: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: ApiKeyStore,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Whether any key is active: when none is, the service is open (loopback or --insecure). */
+  async enabled(): Promise<boolean> {
+    await this.fresh(REFRESH_MS);
+    return this.keys.size > 0;
+  }
+
+  async lookup(key: string): Promise<Tenant | undefined> {
+    const hash = hashKey(key);
+    await this.fresh(REFRESH_MS);
+    const found = this.keys.get(hash);
+    if (found) return found;
+    // A key created a moment ago by the CLI: look again, but not on every bad guess.
+    await this.fresh(MISS_REFRESH_MS);
+    return this.keys.get(hash);
+  }
+
+  private async fresh(maxAgeMs: number): Promise<void> {
+    if (this.now() - this.loadedAt < maxAgeMs) return;
+    this.loading ??= this.store
+      .active()
+      .then((rows) => {
+        this.keys = new Map([...rows].map(([hash, row]) => [hash, { keyId: row.id, role: row.role }]));
+        this.loadedAt = this.now();
+      })
+      .finally(() => {
+        this.loading = undefined;
+      });
+    await this.loading;
+  }
+}

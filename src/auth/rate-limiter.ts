@@ -1,0 +1,53 @@
+/** Token buckets per caller (API key, or address when keys are off) and method group; memory is bounded. */
+
+export type RateGroup = "read" | "sign" | "wallet_create";
+
+export interface RateLimit {
+  /** Requests allowed per `perMs`; also the burst. 0 turns the group's limit off. */
+  count: number;
+  perMs: number;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+const MAX_BUCKETS = 100_000;
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(
+    private readonly limits: Readonly<Record<RateGroup, RateLimit>>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Takes one request's token; when none is left, answers how long until one is (seconds, rounded up). */
+  take(subject: string, group: RateGroup): { ok: true } | { ok: false; retryAfterSeconds: number } {
+    const limit = this.limits[group];
+    if (limit.count <= 0) return { ok: true };
+    const key = `${group}\u0000${subject}`;
+    const now = this.now();
+    const rate = limit.count / limit.perMs;
+    let bucket = this.buckets.get(key);
+    if (bucket) {
+      bucket.tokens = Math.min(limit.count, bucket.tokens + (now - bucket.at) * rate);
+      bucket.at = now;
+      // Refresh its place: the oldest-used bucket is the first dropped when the map is full.
+      this.buckets.delete(key);
+    } else {
+      bucket = { tokens: limit.count, at: now };
+      if (this.buckets.size >= MAX_BUCKETS) {
+        const oldest = this.buckets.keys().next().value;
+        if (oldest !== undefined) this.buckets.delete(oldest);
+      }
+    }
+    this.buckets.set(key, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return { ok: true };
+    }
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / rate / 1000)) };
+  }
+}

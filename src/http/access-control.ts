@@ -1,0 +1,74 @@
+/** Every request but health and docs: an API key when keys exist (the key is the tenant), then the rate limit. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { KeyRing, Tenant } from "../auth/key-ring.js";
+import type { RateGroup, RateLimiter } from "../auth/rate-limiter.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The caller's key; null when no keys are configured. */
+    tenant: Tenant | null;
+  }
+  interface FastifyContextConfig {
+    /** Which rate limit the route counts against (default: read). */
+    rateGroup?: RateGroup;
+  }
+}
+
+const OPEN_PATHS = ["/healthz", "/readyz", "/docs"];
+
+function isOpen(url: string): boolean {
+  const path = url.split("?")[0] ?? url;
+  return OPEN_PATHS.some((open) => path === open || path.startsWith(`${open}/`));
+}
+
+function refuse(reply: FastifyReply, status: number, code: string, detail: string, retryAfter?: number) {
+  if (status === 401) reply.header("www-authenticate", 'Bearer realm="chaingate"');
+  if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
+  return reply
+    .code(status)
+    .type("application/problem+json")
+    .send({
+      type: `urn:chaingate:error:${code.toLowerCase().replaceAll("_", "-")}`,
+      title: status === 401 ? "Unauthorized" : "Too Many Requests",
+      status,
+      detail,
+      code,
+      retryable: status === 429,
+    });
+}
+
+export function bearerKey(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== "string") return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+export function useAccessControl(app: FastifyInstance, keys: KeyRing, limiter: RateLimiter): void {
+  app.decorateRequest("tenant", null);
+  app.addHook("onRequest", async (request, reply) => {
+    if (isOpen(request.url)) return;
+    if (await keys.enabled()) {
+      const key = bearerKey(request);
+      if (key === undefined) {
+        return refuse(reply, 401, "API_KEY_REQUIRED", "send an API key: Authorization: Bearer <key>");
+      }
+      const tenant = await keys.lookup(key);
+      if (!tenant) return refuse(reply, 401, "API_KEY_INVALID", "the API key is unknown or revoked");
+      request.tenant = tenant;
+    }
+    const group = request.routeOptions.config?.rateGroup ?? "read";
+    const taken = limiter.take(request.tenant?.keyId ?? `ip:${request.ip}`, group);
+    if (!taken.ok) {
+      return refuse(
+        reply,
+        429,
+        "RATE_LIMITED",
+        `too many ${group.replace("_", " ")} requests; retry in ${taken.retryAfterSeconds} s`,
+        taken.retryAfterSeconds,
+      );
+    }
+  });
+}
+
+export const ownerOf = (request: FastifyRequest): string | null => request.tenant?.keyId ?? null;

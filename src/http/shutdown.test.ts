@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { anvilsFor, killStartedClis, startCli, waitUntil } from "../test-support/cli.js";
+
+const dataDir = mkdtempSync(join(tmpdir(), "chaingate-shutdown-"));
+afterAll(async () => {
+  killStartedClis();
+  await waitUntil(() => anvilsFor(dataDir).length === 0, 10_000);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+it("a body that never finishes is cut off after --request-timeout-ms", async () => {
+  const cli = await startCli(dataDir, { CHAINGATE_REQUEST_TIMEOUT_MS: "500" });
+  try {
+    const { port } = new URL(cli.url);
+    const started = Date.now();
+    const outcome = await new Promise<string>((resolve) => {
+      const socket = connect(Number(port), "127.0.0.1", () => {
+        socket.write(
+          "POST /eth_chainId HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+        );
+      });
+      let answer = "";
+      socket.on("data", (chunk) => {
+        answer += chunk.toString();
+      });
+      socket.on("close", () => resolve(answer));
+      socket.setTimeout(10_000, () => {
+        resolve("still open after 10 s");
+        socket.destroy();
+      });
+    });
+    expect(outcome).toMatch(/^HTTP\/1\.1 408|^$/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  } finally {
+    cli.child.kill("SIGTERM");
+    await cli.exited;
+  }
+}, 60_000);
+
+it("SIGTERM lets an in-flight request finish, refuses new ones, and stops the chains", async () => {
+  // The standard KDF makes a wallet creation take long enough to be in flight when the signal comes.
+  const cli = await startCli(dataDir, { CHAINGATE_KDF: "standard" });
+  const inFlight = fetch(`${cli.url}/wallet`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ type: "KEYSTORE_V3", password: "pw", address_quantity: 2 }),
+  });
+  await new Promise((r) => setTimeout(r, 150));
+  cli.child.kill("SIGTERM");
+  const answer = await inFlight;
+  expect(answer.status).toBe(200);
+  expect((await answer.json()) as unknown[]).toHaveLength(2);
+  expect(await cli.exited).toBe(0);
+  await expect(fetch(`${cli.url}/healthz`)).rejects.toThrow();
+  expect(await waitUntil(() => anvilsFor(dataDir).length === 0, 10_000)).toBe(true);
+}, 60_000);
