@@ -45,7 +45,14 @@ export class Metrics {
       registers,
     });
     const { chains, store, cache, hub, deriver } = sources;
-    const upstreamGauges: [name: string, help: string, pick: (s: UpstreamStats) => number][] = [
+    const upstreamGauges: [name: string, help: string, pick: (s: UpstreamStats) => number | null][] = [
+      ["chaingate_upstream_head", "Last block number each upstream reported", (s) => s.head],
+      ["chaingate_upstream_lag_blocks", "Blocks each upstream is behind the pool's best head", (s) => s.lag],
+      [
+        "chaingate_upstream_latency_seconds",
+        "Latency of each upstream's last head read",
+        (s) => (s.latencyMs === null ? null : s.latencyMs / 1000),
+      ],
       ["chaingate_upstream_answered", "Calls each upstream answered since start", (s) => s.answered],
       [
         "chaingate_upstream_faults",
@@ -67,8 +74,10 @@ export class Metrics {
         collect() {
           this.reset();
           for (const chain of chains.all()) {
-            for (const s of chain.pool.stats())
-              this.set({ chain: String(chain.chainId), upstream: s.label }, pick(s));
+            for (const s of chain.pool.stats()) {
+              const value = pick(s);
+              if (value !== null) this.set({ chain: String(chain.chainId), upstream: s.label }, value);
+            }
           }
         },
       });

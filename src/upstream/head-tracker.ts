@@ -55,9 +55,10 @@ export class HeadTracker {
       for (;;) {
         const sendsBefore = this.sends;
         try {
-          const result = await this.pool.call({ method: "eth_blockNumber", params: [] });
+          // Every upstream is asked: the pool learns each one's head (lag) and health from it.
+          const head = await this.pool.pollHeads();
           if (sendsBefore === this.sends) {
-            this.observe(Number.parseInt(String(result).slice(2), 16));
+            this.observe(head);
             return;
           }
         } catch (error) {

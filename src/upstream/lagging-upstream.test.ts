@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, expect, it } from "vitest";
+import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
+import { native } from "../test-support/chain-helpers.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+
+const dir = mkdtempSync(join(tmpdir(), "chaingate-lag-"));
+const nodes: AnvilNode[] = [];
+let rt: TestRuntime | undefined;
+afterAll(async () => {
+  await rt?.close();
+  for (const node of nodes) await node.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function mine(url: string, blocks: number): Promise<void> {
+  await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "anvil_mine",
+      params: [`0x${blocks.toString(16)}`],
+    }),
+  });
+}
+
+it("a lagging upstream is passed over, and its 'not found' is asked again of one that is ahead", async () => {
+  const logger = pino({ level: "silent" });
+  const behind = await startAnvil({ chainId: 1001, dir: join(dir, "behind"), blockTime: 0, logger });
+  const ahead = await startAnvil({ chainId: 1001, dir: join(dir, "ahead"), blockTime: 0, logger });
+  nodes.push(behind, ahead);
+  await mine(ahead.url, 10);
+  rt = await startTestRuntime({
+    env: { CHAINGATE_UPSTREAMS: `${behind.url},${ahead.url}`, CHAINGATE_CACHE_MB: "0" },
+  });
+  const runtime = rt;
+  const stats = () => runtime.chains.home.pool.stats();
+  // Both heads known after the first polls.
+  for (let i = 0; i < 50 && stats().some((s) => s.head === null); i++)
+    await new Promise((r) => setTimeout(r, 50));
+  expect(stats().map((s) => s.lag)).toEqual([10, 0]);
+
+  const answeredBefore = stats().map((s) => s.answered);
+  for (let i = 0; i < 20; i++) {
+    expect((await native(runtime, "eth_blockNumber")).result).toBe("0xa");
+  }
+  const answered = stats().map((s, i) => s.answered - answeredBefore[i]!);
+  expect(answered).toEqual([0, 20]);
+
+  // Two blocks behind counts as in sync, so it takes its turn, and it does not know block 10 yet:
+  // its null is asked again of the node that is ahead, and the client gets the block every time.
+  await mine(behind.url, 8);
+  for (let i = 0; i < 50 && stats()[0]!.lag !== 2; i++) await new Promise((r) => setTimeout(r, 50));
+  const turnsBefore = stats()[0]!.answered;
+  for (let i = 0; i < 10; i++) {
+    const block = await native(runtime, "eth_getBlockByNumber", ["0xa", false]);
+    expect((block.result as { number: string } | null)?.number).toBe("0xa");
+  }
+  expect(stats()[0]!.answered - turnsBefore).toBeGreaterThanOrEqual(4);
+
+  // A block that does not exist anywhere is still null.
+  expect((await native(runtime, "eth_getBlockByNumber", ["0x100", false])).result).toBeNull();
+
+  // Once it catches up it is used again.
+  await mine(behind.url, 2);
+  for (let i = 0; i < 50 && stats()[0]!.lag !== 0; i++) await new Promise((r) => setTimeout(r, 50));
+  const before = stats()[0]!.answered;
+  for (let i = 0; i < 10; i++) await native(runtime, "eth_chainId");
+  expect(stats()[0]!.answered).toBeGreaterThan(before);
+}, 60_000);
