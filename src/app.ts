@@ -9,7 +9,9 @@ import type { Config } from "./config/config.js";
 import type { FilterService } from "./filters/filter-service.js";
 import type { SubscriptionHub } from "./filters/subscription-hub.js";
 import { useAccessControl } from "./http/access-control.js";
+import { consoleRoutes } from "./http/console-routes.js";
 import { healthRoutes } from "./http/health-routes.js";
+import { networkRoutes } from "./http/network-routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import type { Operation } from "./http/operation.js";
 import { operationRoutes } from "./http/operation-routes.js";
@@ -150,6 +152,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     idempotency: deps.idempotency,
     bodyLimit: config.bodyLimit,
   });
+  await app.register(networkRoutes, { chains: deps.chains });
+  await app.register(consoleRoutes);
   await app.register(healthRoutes, { chains: deps.chains, startedAt: Date.now() });
   return app;
 }

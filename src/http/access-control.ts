@@ -14,7 +14,8 @@ declare module "fastify" {
   }
 }
 
-const OPEN_PATHS = ["/healthz", "/readyz", "/docs"];
+/** Health, the docs and the console's static files: none of them carries data. */
+const OPEN_PATHS = ["/healthz", "/readyz", "/docs", "/console"];
 
 function isOpen(url: string): boolean {
   const path = url.split("?")[0] ?? url;
@@ -39,13 +40,21 @@ function refuse(reply: FastifyReply, status: number, code: string, detail: strin
 
 export function bearerKey(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
-  if (typeof header !== "string") return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
+  if (typeof header === "string") return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  // Browsers cannot set headers on a WebSocket: the key may come as a subprotocol "bearer.<key>".
+  const protocols = request.headers["sec-websocket-protocol"];
+  if (typeof protocols !== "string") return undefined;
+  const offered = protocols.split(",").map((p) => p.trim());
+  return offered.find((p) => p.startsWith("bearer."))?.slice("bearer.".length);
 }
 
 export function useAccessControl(app: FastifyInstance, keys: KeyRing, limiter: RateLimiter): void {
   app.decorateRequest("tenant", null);
+  // A refused WebSocket upgrade (401, 429, ...) is answered on a socket the HTTP server no longer
+  // tracks: close it, or it stays open (and holds up shutdown) until the client goes away.
+  app.addHook("onResponse", async (request, reply) => {
+    if (request.headers.upgrade !== undefined && reply.statusCode !== 101) request.raw.socket?.destroy();
+  });
   app.addHook("onRequest", async (request, reply) => {
     if (isOpen(request.url)) return;
     if (await keys.enabled()) {

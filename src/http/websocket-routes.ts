@@ -26,7 +26,14 @@ const checkFilter = TypeCompiler.Compile(FilterObject);
 
 export async function registerWebSocket(app: FastifyInstance, options: WebSocketOptions): Promise<void> {
   const { chains, dispatcher, hub, batchLimit, maxMessageBytes } = options;
-  await app.register(websocket, { options: { maxPayload: maxMessageBytes } });
+  await app.register(websocket, {
+    options: {
+      maxPayload: maxMessageBytes,
+      // A browser that sent its key as "bearer.<key>" also offers "chaingate": that one is chosen, so
+      // the key is never echoed back.
+      handleProtocols: (protocols) => (protocols.has("chaingate") ? "chaingate" : false),
+    },
+  });
 
   const serve = (socket: WebSocket, request: FastifyRequest) => {
     let chain: Chain;

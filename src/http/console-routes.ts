@@ -1,0 +1,40 @@
+/** The operator console: static files from console/, read once at start, served with no CDN and no build step. */
+import { readFileSync } from "node:fs";
+import type { FastifyPluginAsync } from "fastify";
+
+const FILES: Record<string, string> = {
+  "index.html": "text/html; charset=utf-8",
+  "console.js": "text/javascript; charset=utf-8",
+  "console.css": "text/css; charset=utf-8",
+};
+
+export const consoleRoutes: FastifyPluginAsync = async (app) => {
+  const root = new URL("../../console/", import.meta.url);
+  const files = new Map(
+    Object.entries(FILES).map(([name, type]) => [name, { type, body: readFileSync(new URL(name, root)) }]),
+  );
+  const serve = (name: string) => files.get(name)!;
+  app.get<{ Params: { file?: string } }>(
+    "/console/:file?",
+    { schema: { hide: true } },
+    async (request, reply) => {
+      const name = request.params.file || "index.html";
+      const file = files.get(name);
+      if (!file) {
+        return reply
+          .code(404)
+          .type("application/problem+json")
+          .send({
+            type: "urn:chaingate:error:not-found",
+            title: "Not Found",
+            status: 404,
+            detail: `No console file ${name}`,
+            code: "NOT_FOUND",
+            retryable: false,
+          });
+      }
+      // The page holds no data (everything comes from the API with the operator's key), so it may be cached briefly.
+      return reply.type(serve(name).type).header("cache-control", "no-cache").send(file.body);
+    },
+  );
+};

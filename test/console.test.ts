@@ -1,0 +1,193 @@
+import { mkdirSync } from "node:fs";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ApiKeyStore } from "../src/auth/api-keys.js";
+import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
+
+const CHROMIUM = inject("chromiumPath");
+const SHOTS = new URL("../test-results/console/", import.meta.url).pathname;
+const PASSWORD = "console-test-password";
+const RECIPIENT = "0x00000000000000000000000000000000000c0501";
+
+async function launch(): Promise<Browser> {
+  mkdirSync(SHOTS, { recursive: true });
+  return chromium.launch({
+    executablePath: CHROMIUM!,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+/** Fills and submits one action form; answers the notice text once the action says done or failed. */
+async function act(page: Page, form: string, values: Record<string, string>): Promise<string> {
+  await page.goto(`${page.url().split("#")[0]}#/actions`);
+  await page.waitForSelector(`#${form}`);
+  for (const [name, value] of Object.entries(values)) {
+    const locator = page.locator(`#${form}-${name}`);
+    if ((await locator.evaluate((e) => e.tagName)) === "SELECT") await locator.selectOption(value);
+    else await locator.fill(value);
+  }
+  await page.locator(`#${form} button[type=submit]`).press("Enter");
+  await page.waitForFunction(
+    '/done\\.|failed\\./.test(document.getElementById("notice")?.textContent ?? "")',
+  );
+  return (await page.locator("#notice").textContent()) ?? "";
+}
+
+const resultOf = (notice: string) =>
+  JSON.parse(notice.slice(notice.indexOf("\n") + 1)) as Record<string, unknown>;
+
+describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", () => {
+  let rt: TestRuntime;
+  let browser: Browser;
+  beforeAll(async () => {
+    rt = await startTestRuntime({
+      env: {
+        CHAINGATE_RELAYER_INTERVAL_MS: "200",
+        CHAINGATE_TRACKER_INTERVAL_MS: "200",
+        CHAINGATE_HEAD_POLL_MS: "200",
+      },
+    });
+    browser = await launch();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await rt?.close();
+  });
+
+  it("creates a wallet, a member and a token, transports it to 1002, and shows a killed upstream", async () => {
+    const page = await browser.newPage();
+    page.on("dialog", (dialog) => void dialog.accept());
+    const started = Date.now();
+    await page.goto(`${rt.url}/console/`);
+    await page.waitForSelector('table[data-chain="1002"] td[data-health="healthy"]');
+    console.log(`console: network page rendered ${Date.now() - started} ms after navigation`);
+    await page.screenshot({ path: `${SHOTS}network.png`, fullPage: true });
+    expect(await page.locator('table[data-chain="1001"] td[data-health="healthy"]').count()).toBe(1);
+
+    const wallet = resultOf(
+      await act(page, "create-wallet", { password: PASSWORD, address_quantity: "1" }),
+    ) as unknown as {
+      id: string;
+      address: string;
+    }[];
+    const walletId = wallet[0]!.id;
+    await page.goto(`${rt.url}/console/#/wallets`);
+    const row = page.locator(`tr[data-wallet="${walletId}"]`);
+    await row.waitFor();
+    expect(await row.locator('td[data-chain="1001"]').textContent()).toBe("100.0000 ETH");
+    expect(await row.locator('td[data-chain="1002"]').textContent()).toBe("100.0000 ETH");
+    await page.screenshot({ path: `${SHOTS}wallets.png`, fullPage: true });
+
+    expect(
+      await act(page, "register-member", { name: "Console Peer", chain_id: "1002", role: "ISSUER" }),
+    ).toContain("done.");
+    await page.goto(`${rt.url}/console/#/members`);
+    await page.getByRole("cell", { name: "Console Peer" }).waitFor();
+    await page.screenshot({ path: `${SHOTS}members.png`, fullPage: true });
+
+    const signer = { wallet_id: walletId, password: PASSWORD };
+    const token = resultOf(
+      await act(page, "create-token", {
+        ...signer,
+        chain_id: "1001",
+        name: "Console Coin",
+        symbol: "CC",
+        initial_supply: "1000000",
+      }),
+    );
+    expect(token.address).toMatch(/^0x[0-9a-fA-F]{40}$/);
+
+    // An error is shown as the API gives it.
+    const refused = await act(page, "transport-tokens", {
+      ...signer,
+      chain_id: "1001",
+      token: token.address as string,
+      to: RECIPIENT,
+      amount: "2000000",
+      destination_chain_id: "1002",
+    });
+    expect(refused).toContain("failed. INSUFFICIENT_TOKEN_BALANCE");
+
+    const sent = resultOf(
+      await act(page, "transport-tokens", {
+        ...signer,
+        chain_id: "1001",
+        token: token.address as string,
+        to: RECIPIENT,
+        amount: "250",
+        destination_chain_id: "1002",
+      }),
+    );
+    await page.goto(`${rt.url}/console/#/activity`);
+    const transport = page.locator(`tr[data-transport="${sent.transport_id}"]`);
+    await transport.locator('td[data-state="delivered"]').waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: `${SHOTS}activity.png`, fullPage: true });
+    await page.selectOption("#activity-filter", "failed");
+    await page.waitForFunction('document.querySelectorAll("#transports tr[data-transport]").length === 0');
+
+    // No secret reached the page.
+    for (const hash of ["#/wallets", "#/activity", "#/network"]) {
+      await page.goto(`${rt.url}/console/${hash}`);
+      await page.waitForSelector("main h2");
+      const html = await page.content();
+      expect(html).not.toContain(PASSWORD);
+      expect(html).not.toContain("ciphertext");
+    }
+
+    // The live feed shows new blocks from the WebSocket.
+    expect(await page.locator("#feed li").count()).toBeGreaterThan(0);
+
+    // An upstream dies: the network page says so.
+    await rt.devnet!.nodes[1]!.stop();
+    await page.waitForSelector('table[data-chain="1002"] td[data-health="unhealthy"]', { timeout: 20_000 });
+    await page.screenshot({ path: `${SHOTS}network-unhealthy.png`, fullPage: true });
+    await page.close();
+  }, 120_000);
+});
+
+describe.skipIf(CHROMIUM === null)("the console behind API keys", () => {
+  let rt: TestRuntime;
+  let browser: Browser;
+  afterAll(async () => {
+    await browser?.close();
+    await rt?.close();
+  });
+
+  it("asks for a key and then shows only that tenant's wallets", async () => {
+    rt = await startTestRuntime();
+    browser = await launch();
+    const keys = new ApiKeyStore(rt.store);
+    const alice = await keys.create("user", "alice");
+    const bob = await keys.create("user", "bob");
+    const make = async (key: string) =>
+      (
+        (
+          await rt.post(
+            "/wallet",
+            { type: "KEYSTORE_V3", password: "pw", address_quantity: 1 },
+            { authorization: `Bearer ${key}` },
+          )
+        ).json as { id: string }[]
+      )[0]!.id;
+    const [mine, theirs] = [await make(alice.key), await make(bob.key)];
+
+    const page = await browser.newPage();
+    await page.goto(`${rt.url}/console/#/wallets`);
+    await page.locator("#key-input").fill(alice.key);
+    await page.screenshot({ path: `${SHOTS}key.png`, fullPage: true });
+    await page.locator("#key-input").press("Enter");
+    await page.locator(`tr[data-wallet="${mine}"]`).waitFor();
+    expect(await page.locator(`tr[data-wallet="${theirs}"]`).count()).toBe(0);
+    expect(await page.content()).not.toContain(alice.key);
+    await page.close();
+  }, 120_000);
+});
