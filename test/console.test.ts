@@ -30,6 +30,7 @@ async function launch(): Promise<Browser> {
 async function act(page: Page, form: string, values: Record<string, string>): Promise<string> {
   await page.goto(`${page.url().split("#")[0]}#/actions`);
   await page.waitForSelector(`#${form}`);
+  if (form === "create-wallet") await page.screenshot({ path: `${SHOTS}actions.png`, fullPage: true });
   for (const [name, value] of Object.entries(values)) {
     const locator = page.locator(`#${form}-${name}`);
     if ((await locator.evaluate((e) => e.tagName)) === "SELECT") await locator.selectOption(value);

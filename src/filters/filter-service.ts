@@ -30,11 +30,13 @@ export class FilterService {
   async handle(chain: Chain, method: string, params: unknown[]): Promise<unknown> {
     switch (method) {
       case "eth_newBlockFilter":
-        return this.install(chain, "block", null, await head(chain));
+        return this.install(chain, "block", null, ...(await headAndHash(chain)));
       case "eth_newFilter": {
         const criteria = params[0] as LogCriteria;
         // A blockHash filter has exactly one block of changes; start just before everything.
-        return this.install(chain, "log", criteria, criteria.blockHash ? -1 : await head(chain));
+        return criteria.blockHash
+          ? this.install(chain, "log", criteria, -1, null)
+          : this.install(chain, "log", criteria, ...(await headAndHash(chain)));
       }
       case "eth_newPendingTransactionFilter":
         return this.installPending(chain);
@@ -54,6 +56,7 @@ export class FilterService {
     kind: FiltersTable["kind"],
     criteria: LogCriteria | null,
     cursor: number,
+    cursorHash: string | null,
     nodeFilterId: string | null = null,
   ): Promise<string> {
     const id = randomQuantityId();
@@ -66,17 +69,18 @@ export class FilterService {
         kind,
         criteria: criteria === null ? null : JSON.stringify(criteria),
         cursor_block: cursor,
-        cursor_hash: null,
+        cursor_hash: cursorHash,
         node_filter_id: nodeFilterId,
         created_at: now,
         last_poll_at: now,
+        recent: null,
       })
       .execute();
     return id;
   }
 
   private async installPending(chain: Chain): Promise<string> {
-    return this.install(chain, "pending", null, 0, await installNodePendingFilter(chain));
+    return this.install(chain, "pending", null, 0, null, await installNodePendingFilter(chain));
   }
 
   /** Reads a live filter of this chain, or throws "filter not found" (also for expired ones). */
@@ -95,10 +99,21 @@ export class FilterService {
    * Moves the cursor only if nobody else moved it since we read it; the winner delivers the range,
    * so each change is returned exactly once even with concurrent polls on several instances.
    */
-  private async advance(row: FiltersTable, cursor: number, hash: string | null): Promise<boolean> {
+  private async advance(
+    row: FiltersTable,
+    cursor: number,
+    hash: string | null,
+    recent: RecentBlock[] = [],
+  ): Promise<boolean> {
+    const kept = recent.filter((b) => b.n > cursor - REORG_WINDOW).sort((a, b) => a.n - b.n);
     const result = await this.store.db
       .updateTable("filters")
-      .set({ cursor_block: cursor, cursor_hash: hash, last_poll_at: this.now() })
+      .set({
+        cursor_block: cursor,
+        cursor_hash: hash,
+        last_poll_at: this.now(),
+        recent: kept.length === 0 ? null : JSON.stringify(kept),
+      })
       .where("id", "=", row.id)
       .where("cursor_block", "=", row.cursor_block)
       .executeTakeFirst();
@@ -116,22 +131,8 @@ export class FilterService {
   private async changes(chain: Chain, id: string): Promise<unknown[]> {
     const row = await this.load(chain, id);
     if (row.kind === "pending") return this.pendingChanges(chain, row);
-    const latest = await head(chain);
-    if (row.kind === "block") {
-      const to = Math.min(latest, row.cursor_block + MAX_BLOCKS_PER_POLL);
-      if (to <= row.cursor_block) {
-        await this.touch(row.id);
-        return [];
-      }
-      const numbers = range(row.cursor_block + 1, to);
-      const blocks = await Promise.all(
-        numbers.map((n) => chain.pool.call({ method: "eth_getBlockByNumber", params: [toHex(n), false] })),
-      );
-      const hashes = blocks.map((b) => (b as { hash: string } | null)?.hash).filter((h): h is string => !!h);
-      return (await this.advance(row, to, hashes.at(-1) ?? null)) ? hashes : [];
-    }
-    const criteria = JSON.parse(row.criteria ?? "{}") as LogCriteria;
-    if (criteria.blockHash) {
+    const criteria = row.kind === "log" ? (JSON.parse(row.criteria ?? "{}") as LogCriteria) : undefined;
+    if (criteria?.blockHash) {
       if (row.cursor_block >= 0) {
         await this.touch(row.id);
         return [];
@@ -139,17 +140,90 @@ export class FilterService {
       const logs = await chain.pool.call({ method: "eth_getLogs", params: [criteria] });
       return (await this.advance(row, 0, criteria.blockHash)) ? (logs as unknown[]) : [];
     }
-    const from = Math.max(row.cursor_block + 1, numericBlock(criteria.fromBlock) ?? 0);
-    const to = Math.min(latest, numericBlock(criteria.toBlock) ?? latest, from + MAX_BLOCKS_PER_POLL - 1);
-    if (to < from) {
+    const latest = await head(chain);
+    const rewound = await this.rewind(chain, row);
+    if (rewound === undefined) {
+      // The node answering has not seen our cursor block yet (it lags): nothing to say until it has.
       await this.touch(row.id);
       return [];
     }
-    const logs = await chain.pool.call({
-      method: "eth_getLogs",
-      params: [{ ...matchPart(criteria), fromBlock: toHex(from), toBlock: toHex(to) }],
-    });
-    return (await this.advance(row, to, null)) ? (logs as unknown[]) : [];
+    const { base, recent, removed } = rewound;
+
+    if (row.kind === "block") {
+      const to = Math.min(latest, base + MAX_BLOCKS_PER_POLL);
+      if (to <= base && removed.length === 0) {
+        await this.touch(row.id);
+        return [];
+      }
+      const blocks = (await Promise.all(
+        range(base + 1, to).map((n) =>
+          chain.pool.call({ method: "eth_getBlockByNumber", params: [toHex(n), false] }),
+        ),
+      )) as ({ hash: string; number: string } | null)[];
+      const found = blocks.filter((b): b is { hash: string; number: string } => b !== null);
+      const delivered = found.map((b) => ({ n: Number.parseInt(b.number, 16), h: b.hash }));
+      const last = delivered.at(-1) ?? recent.at(-1);
+      const ok = await this.advance(row, last?.n ?? base, last?.h ?? null, [...recent, ...delivered]);
+      return ok ? found.map((b) => b.hash) : [];
+    }
+
+    const from = Math.max(base + 1, numericBlock(criteria!.fromBlock) ?? 0);
+    const to = Math.min(latest, numericBlock(criteria!.toBlock) ?? latest, from + MAX_BLOCKS_PER_POLL - 1);
+    if (to < from) {
+      if (removed.length === 0) {
+        await this.touch(row.id);
+        return [];
+      }
+      const at = recent.at(-1);
+      return (await this.advance(row, base, at?.h ?? null, recent)) ? removed : [];
+    }
+    const [logs, toHash] = await Promise.all([
+      chain.pool.call({
+        method: "eth_getLogs",
+        params: [{ ...matchPart(criteria!), fromBlock: toHex(from), toBlock: toHex(to) }],
+      }) as Promise<Log[]>,
+      blockHash(chain, to),
+    ]);
+    // Remember each block that had logs (to take them back after a reorg) and the new cursor block.
+    const byBlock = new Map<number, RecentBlock>();
+    for (const log of logs) {
+      const n = Number.parseInt(log.blockNumber, 16);
+      const entry = byBlock.get(n) ?? { n, h: log.blockHash, logs: [] };
+      entry.logs!.push(log);
+      byBlock.set(n, entry);
+    }
+    if (!byBlock.has(to) && toHash !== null) byBlock.set(to, { n: to, h: toHash });
+    const ok = await this.advance(row, to, toHash, [...recent, ...byBlock.values()]);
+    return ok ? [...removed, ...logs] : [];
+  }
+
+  /**
+   * Checks that the last block delivered is still canonical. When a reorg replaced it, walks back
+   * through the blocks remembered until one still is: the logs of every replaced block come back
+   * with `removed: true`, and delivery resumes after that block. Undefined: the node is behind.
+   */
+  private async rewind(
+    chain: Chain,
+    row: FiltersTable,
+  ): Promise<{ base: number; recent: RecentBlock[]; removed: Log[] } | undefined> {
+    const recent = (row.recent ? (JSON.parse(row.recent) as RecentBlock[]) : []).sort((a, b) => a.n - b.n);
+    if (row.cursor_hash === null || row.cursor_block < 0)
+      return { base: row.cursor_block, recent, removed: [] };
+    const canonical = await blockHash(chain, row.cursor_block);
+    if (canonical === null) return undefined;
+    if (canonical === row.cursor_hash) return { base: row.cursor_block, recent, removed: [] };
+    const replaced: RecentBlock[] = [];
+    let base = Math.max(-1, (recent[0]?.n ?? row.cursor_block) - 1);
+    for (let i = recent.length - 1; i >= 0; i--) {
+      const block = recent[i]!;
+      if ((await blockHash(chain, block.n)) === block.h) {
+        base = block.n;
+        break;
+      }
+      replaced.unshift(block);
+    }
+    const removed = replaced.flatMap((block) => (block.logs ?? []).map((log) => ({ ...log, removed: true })));
+    return { base, recent: recent.filter((b) => b.n <= base), removed };
   }
 
   private async pendingChanges(chain: Chain, row: FiltersTable): Promise<unknown[]> {
@@ -186,6 +260,34 @@ export class FilterService {
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
+}
+
+interface Log {
+  blockNumber: string;
+  blockHash: string;
+  removed?: boolean;
+}
+
+interface RecentBlock {
+  n: number;
+  h: string;
+  /** Logs delivered from this block (log filters). */
+  logs?: Log[];
+}
+
+/** Blocks a reorg may replace and still be taken back; deeper reorgs are beyond any chain we front. */
+const REORG_WINDOW = 128;
+
+async function blockHash(chain: Chain, n: number): Promise<string | null> {
+  const block = (await chain.pool.call({ method: "eth_getBlockByNumber", params: [toHex(n), false] })) as {
+    hash: string;
+  } | null;
+  return block?.hash ?? null;
+}
+
+async function headAndHash(chain: Chain): Promise<[number, string | null]> {
+  const n = await head(chain);
+  return [n, await blockHash(chain, n)];
 }
 
 async function head(chain: Chain): Promise<number> {

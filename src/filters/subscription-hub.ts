@@ -17,6 +17,8 @@ interface Subscription {
   kind: SubscriptionKind;
   criteria: LogCriteria;
   send: (result: unknown) => void;
+  /** Logs sent lately, by block number, to be taken back (removed: true) if a reorg replaces their block. */
+  sentLogs: Map<number, Record<string, unknown>[]>;
 }
 
 interface ChainFeed {
@@ -27,6 +29,8 @@ interface ChainFeed {
   unlisten: () => void;
   pendingTimer: NodeJS.Timeout | undefined;
   pendingFilter: NodeFilterRef | undefined;
+  /** Hashes of the blocks delivered lately, by number: how a reorg is noticed. */
+  hashes: Map<number, string>;
 }
 
 /** Most blocks delivered after one head change; a subscriber far behind resumes from the head. */
@@ -52,7 +56,7 @@ export class SubscriptionHub {
     send: (result: unknown) => void,
   ): string {
     const id = randomQuantityId();
-    this.subscriptions.set(id, { id, chain, kind, criteria, send });
+    this.subscriptions.set(id, { id, chain, kind, criteria, send, sentLogs: new Map() });
     this.feed(chain, kind);
     return id;
   }
@@ -87,6 +91,7 @@ export class SubscriptionHub {
         unlisten: () => {},
         pendingTimer: undefined,
         pendingFilter: undefined,
+        hashes: new Map(),
       };
       created.unlisten =
         chain.head?.onHead((head) => {
@@ -109,33 +114,86 @@ export class SubscriptionHub {
   }
 
   private async deliver(chain: Chain, feed: ChainFeed, head: number): Promise<void> {
-    const from = feed.delivered === undefined ? head : Math.max(feed.delivered + 1, head - MAX_CATCH_UP + 1);
-    if (from > head) return;
     try {
+      const base = await this.rewind(chain, feed);
+      const from = base === undefined ? head : Math.max(base + 1, head - MAX_CATCH_UP + 1);
+      if (from > head) return;
       const heads = this.listeners(chain, "newHeads");
-      if (heads.length > 0) {
-        for (let n = from; n <= head; n++) {
-          const block = (await chain.pool.call({
-            method: "eth_getBlockByNumber",
-            params: [toHex(n), false],
-          })) as (Record<string, unknown> & { transactions?: unknown }) | null;
-          if (!block) continue;
-          const { transactions: _omitted, ...header } = block;
-          for (const sub of heads) sub.send(header);
+      const logSubs = this.listeners(chain, "logs");
+      const headers: Record<string, unknown>[] = [];
+      // Headers are read when someone wants them; otherwise only the head's hash (to notice reorgs).
+      for (let n = heads.length > 0 ? from : head; n <= head; n++) {
+        const block = (await chain.pool.call({
+          method: "eth_getBlockByNumber",
+          params: [toHex(n), false],
+        })) as (Record<string, unknown> & { transactions?: unknown; hash: string }) | null;
+        if (!block) continue;
+        const { transactions: _omitted, ...header } = block;
+        headers.push(header);
+        feed.hashes.set(n, block.hash);
+      }
+      const logsBySub = await Promise.all(
+        logSubs.map(
+          async (sub) =>
+            (await chain.pool.call({
+              method: "eth_getLogs",
+              params: [{ ...matchPart(sub.criteria), fromBlock: toHex(from), toBlock: toHex(head) }],
+            })) as (Record<string, unknown> & { blockNumber: string; blockHash: string })[],
+        ),
+      );
+      for (const header of headers) for (const sub of heads) sub.send(header);
+      logSubs.forEach((sub, i) => {
+        for (const log of logsBySub[i]!) {
+          const n = Number.parseInt(log.blockNumber, 16);
+          const sent = sub.sentLogs.get(n) ?? [];
+          sent.push(log);
+          sub.sentLogs.set(n, sent);
+          feed.hashes.set(n, log.blockHash);
+          sub.send(log);
         }
-      }
-      for (const sub of this.listeners(chain, "logs")) {
-        const logs = (await chain.pool.call({
-          method: "eth_getLogs",
-          params: [{ ...matchPart(sub.criteria), fromBlock: toHex(from), toBlock: toHex(head) }],
-        })) as unknown[];
-        for (const log of logs) sub.send(log);
-      }
+        for (const n of sub.sentLogs.keys()) if (n <= head - MAX_CATCH_UP) sub.sentLogs.delete(n);
+      });
+      for (const n of feed.hashes.keys()) if (n <= head - MAX_CATCH_UP) feed.hashes.delete(n);
       feed.delivered = head;
     } catch (error) {
       // Not advanced: the next head change delivers this range again from where it stopped.
       this.logger.warn({ err: error, chainId: chain.chainId }, "subscription delivery failed; will retry");
     }
+  }
+
+  /**
+   * The last block delivered, or, when a reorg replaced it, the newest remembered block still
+   * canonical; logs sent from the replaced blocks are sent again with `removed: true`.
+   */
+  private async rewind(chain: Chain, feed: ChainFeed): Promise<number | undefined> {
+    const delivered = feed.delivered;
+    if (delivered === undefined) return undefined;
+    const known = feed.hashes.get(delivered);
+    if (known === undefined || (await this.hashAt(chain, delivered)) === known) return delivered;
+    const numbers = [...feed.hashes.keys()].sort((a, b) => b - a);
+    let base = Math.min(...numbers) - 1;
+    for (const n of numbers) {
+      if ((await this.hashAt(chain, n)) === feed.hashes.get(n)) {
+        base = n;
+        break;
+      }
+      feed.hashes.delete(n);
+    }
+    for (const sub of this.listeners(chain, "logs")) {
+      const replaced = [...sub.sentLogs.keys()].filter((n) => n > base).sort((a, b) => a - b);
+      for (const n of replaced) {
+        for (const log of sub.sentLogs.get(n)!) sub.send({ ...log, removed: true });
+        sub.sentLogs.delete(n);
+      }
+    }
+    return base;
+  }
+
+  private async hashAt(chain: Chain, n: number): Promise<string | null> {
+    const block = (await chain.pool.call({ method: "eth_getBlockByNumber", params: [toHex(n), false] })) as {
+      hash: string;
+    } | null;
+    return block?.hash ?? null;
   }
 
   private async pollPending(chain: Chain, feed: ChainFeed): Promise<void> {

@@ -12,6 +12,11 @@ export interface FiltersTable {
   node_filter_id: string | null;
   created_at: number;
   last_poll_at: number;
+  /**
+   * JSON `[{n, h, logs?}]`: the blocks delivered lately (within REORG_WINDOW of the cursor), with the
+   * logs a log filter returned from each, so that blocks a reorg replaced can be taken back.
+   */
+  recent: string | null;
 }
 
 export interface WalletsTable {

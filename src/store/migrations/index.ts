@@ -5,6 +5,7 @@ import * as wallets from "./002-wallets.js";
 import * as transactions from "./003-transactions.js";
 import * as transports from "./004-transports.js";
 import * as apiKeys from "./005-api-keys.js";
+import * as filterRecent from "./006-filter-recent-blocks.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -12,4 +13,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "003-transactions": transactions,
   "004-transports": transports,
   "005-api-keys": apiKeys,
+  "006-filter-recent-blocks": filterRecent,
 };
