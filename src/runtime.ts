@@ -18,6 +18,7 @@ import { type Devnet, startDevnet } from "./devnet/devnet.js";
 import { devnetFunder } from "./devnet/fund-addresses.js";
 import { ChaingateError } from "./errors/chaingate-error.js";
 import { FilterService } from "./filters/filter-service.js";
+import { PendingPool } from "./filters/pending-pool.js";
 import { SubscriptionHub } from "./filters/subscription-hub.js";
 import type { Operation } from "./http/operation.js";
 import { KeyDeriver } from "./keys/kdf.js";
@@ -176,7 +177,16 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     );
     cleanups.push(() => store.close());
 
-    const filters = new FilterService({ store, idleMs: config.filterIdleSeconds * 1000 });
+    const pending = new PendingPool({
+      store,
+      chains,
+      logger,
+      pollMs: config.headPollMs,
+      retainMs: config.filterIdleSeconds * 1000,
+    });
+    await pending.start();
+    cleanups.push(() => pending.stop());
+    const filters = new FilterService({ store, pending, idleMs: config.filterIdleSeconds * 1000 });
     const sweeper = setInterval(
       () => {
         filters.sweep().catch((error: unknown) => logger.warn({ err: error }, "filter sweep failed"));
@@ -301,7 +311,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     }
 
     const cache = new ResponseCache(config.cacheMb * 1024 * 1024);
-    const hub = new SubscriptionHub(logger, config.headPollMs);
+    const hub = new SubscriptionHub(logger, config.headPollMs, pending);
     cleanups.push(async () => hub.close());
     const metrics = new Metrics({ chains, store, cache, hub, deriver });
     const app = await buildApp({

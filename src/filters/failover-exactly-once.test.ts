@@ -65,6 +65,8 @@ it("a log filter and a logs subscription deliver every log exactly once across a
   const filterId = await result<string>(runtime, "eth_newFilter", [
     { address: emitter, topics: [EMITTER_TOPIC] },
   ]);
+  const pendingId = await result<string>(runtime, "eth_newPendingTransactionFilter", []);
+  const pendingSeen: string[] = [];
 
   const socket = new WebSocket(runtime.url.replace("http", "ws"));
   const notified: string[] = [];
@@ -96,6 +98,7 @@ it("a log filter and a logs subscription deliver every log exactly once across a
     emitted.push(`${hash}:0x0`);
   };
   const poll = async () => {
+    pendingSeen.push(...(await result<string[]>(runtime, "eth_getFilterChanges", [pendingId])));
     const changes = await result<{ transactionHash: string; logIndex: string }[]>(
       runtime,
       "eth_getFilterChanges",
@@ -122,4 +125,7 @@ it("a log filter and a logs subscription deliver every log exactly once across a
   expect(runtime.chains.home.pool.stats()[0]!.faults).toBeGreaterThan(0);
   expect(polled).toEqual(emitted);
   expect(notified).toEqual(emitted);
+  // The pending-transaction filter, fed by every upstream's node filter, saw each transaction once.
+  const sentHashes = emitted.map((e) => e.split(":")[0]!);
+  expect(pendingSeen.filter((h) => sentHashes.includes(h)).sort()).toEqual([...sentHashes].sort());
 }, 60_000);

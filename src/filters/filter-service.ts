@@ -4,11 +4,13 @@ import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { type LogCriteria, matchPart, numericBlock, toHex } from "./filter-criteria.js";
-import { installNodePendingFilter, readNodePendingFilter } from "./node-pending-filter.js";
+import type { PendingPool } from "./pending-pool.js";
 import { randomQuantityId } from "./random-id.js";
 
 export interface FilterServiceOptions {
   store: Store;
+  /** Pending-transaction hashes as the gateway saw them. */
+  pending: PendingPool;
   idleMs: number;
   now?: () => number;
 }
@@ -18,11 +20,13 @@ const MAX_BLOCKS_PER_POLL = 1_000;
 
 export class FilterService {
   private readonly store: Store;
+  private readonly pending: PendingPool;
   private readonly idleMs: number;
   private readonly now: () => number;
 
   constructor(options: FilterServiceOptions) {
     this.store = options.store;
+    this.pending = options.pending;
     this.idleMs = options.idleMs;
     this.now = options.now ?? Date.now;
   }
@@ -80,7 +84,8 @@ export class FilterService {
   }
 
   private async installPending(chain: Chain): Promise<string> {
-    return this.install(chain, "pending", null, 0, null, await installNodePendingFilter(chain));
+    await this.pending.activate(chain);
+    return this.install(chain, "pending", null, await this.pending.latest(chain.chainId), null);
   }
 
   /** Reads a live filter of this chain, or throws "filter not found" (also for expired ones). */
@@ -227,13 +232,18 @@ export class FilterService {
   }
 
   private async pendingChanges(chain: Chain, row: FiltersTable): Promise<unknown[]> {
-    const { hashes, ref } = await readNodePendingFilter(chain, row.node_filter_id ?? "|");
-    await this.store.db
-      .updateTable("filters")
-      .set({ node_filter_id: ref, last_poll_at: this.now() })
-      .where("id", "=", row.id)
-      .execute();
-    return hashes;
+    await this.pending.activate(chain);
+    const { hashes, last } = await this.pending.read(chain.chainId, row.cursor_block);
+    if (hashes.length === 0) {
+      await this.touch(row.id);
+      return [];
+    }
+    return (await this.advance(row, last, null)) ? hashes : [];
+  }
+
+  /** A transaction sent through the gateway is a pending transaction, whatever the nodes report. */
+  async noteSent(chain: Chain, hash: string): Promise<void> {
+    if (this.pending.watching(chain.chainId)) await this.pending.record(chain.chainId, [hash]);
   }
 
   private async logs(chain: Chain, id: string): Promise<unknown> {

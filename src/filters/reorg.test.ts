@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import WebSocket from "ws";
 import { receiptOf, result } from "../test-support/chain-helpers.js";
-import {
-  DEV_ACCOUNT,
-  DEV_ACCOUNT_2,
-  EMITTER_INIT_CODE,
-  EMITTER_TOPIC,
-} from "../test-support/evm-fixtures.js";
+import { DEV_ACCOUNT, EMITTER_INIT_CODE, EMITTER_TOPIC } from "../test-support/evm-fixtures.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 

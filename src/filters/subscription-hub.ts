@@ -1,12 +1,8 @@
-/** eth_subscribe served by the gateway: newHeads and logs from its own head tracker, pending hashes from a node filter. */
+/** eth_subscribe served by the gateway: newHeads and logs from its own head tracker, pending hashes from its pending pool. */
 import type { Logger } from "pino";
 import type { Chain } from "../upstream/chain-registry.js";
 import { type LogCriteria, matchPart, toHex } from "./filter-criteria.js";
-import {
-  installNodePendingFilter,
-  type NodeFilterRef,
-  readNodePendingFilter,
-} from "./node-pending-filter.js";
+import type { PendingPool } from "./pending-pool.js";
 import { randomQuantityId } from "./random-id.js";
 
 export type SubscriptionKind = "newHeads" | "logs" | "newPendingTransactions";
@@ -28,7 +24,8 @@ interface ChainFeed {
   queue: Promise<void>;
   unlisten: () => void;
   pendingTimer: NodeJS.Timeout | undefined;
-  pendingFilter: NodeFilterRef | undefined;
+  /** Position in the pending pool; undefined until the first read sets it to "now". */
+  pendingCursor: number | undefined;
   /** Hashes of the blocks delivered lately, by number: how a reorg is noticed. */
   hashes: Map<number, string>;
 }
@@ -43,6 +40,7 @@ export class SubscriptionHub {
   constructor(
     private readonly logger: Logger,
     private readonly pendingPollMs: number,
+    private readonly pending: PendingPool,
   ) {}
 
   get size(): number {
@@ -90,7 +88,7 @@ export class SubscriptionHub {
         queue: Promise.resolve(),
         unlisten: () => {},
         pendingTimer: undefined,
-        pendingFilter: undefined,
+        pendingCursor: undefined,
         hashes: new Map(),
       };
       created.unlisten =
@@ -104,6 +102,7 @@ export class SubscriptionHub {
       const active = feed;
       active.pendingTimer = setInterval(() => void this.pollPending(chain, active), this.pendingPollMs);
       active.pendingTimer.unref();
+      void this.pollPending(chain, active);
     }
   }
 
@@ -198,16 +197,17 @@ export class SubscriptionHub {
 
   private async pollPending(chain: Chain, feed: ChainFeed): Promise<void> {
     try {
-      if (feed.pendingFilter === undefined) {
-        feed.pendingFilter = await installNodePendingFilter(chain);
+      await this.pending.activate(chain);
+      if (feed.pendingCursor === undefined) {
+        feed.pendingCursor = await this.pending.latest(chain.chainId);
         return;
       }
-      const { hashes, ref } = await readNodePendingFilter(chain, feed.pendingFilter);
-      feed.pendingFilter = ref;
+      const { hashes, last } = await this.pending.read(chain.chainId, feed.pendingCursor);
+      feed.pendingCursor = last;
       for (const sub of this.listeners(chain, "newPendingTransactions"))
         for (const hash of hashes) sub.send(hash);
     } catch (error) {
-      // No node answered: the next poll tries again.
+      // The store or the nodes did not answer: the next poll tries again from the same place.
       this.logger.debug({ err: error, chainId: chain.chainId }, "pending-transaction poll failed");
     }
   }

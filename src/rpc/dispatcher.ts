@@ -67,9 +67,13 @@ export class RpcDispatcher {
     if (spec.handler === "filters") return this.deps.filters.handle(chain, method, checked);
     if (method === "eth_sendRawTransaction" || method === "eth_sendTransaction") {
       try {
-        return method === "eth_sendRawTransaction"
-          ? await sendRaw(chain, checked[0] as `0x${string}`)
-          : await chain.pool.call({ method, params: checked });
+        const hash =
+          method === "eth_sendRawTransaction"
+            ? await sendRaw(chain, checked[0] as `0x${string}`)
+            : await chain.pool.call({ method, params: checked });
+        // Sent through us: pending filters see it even if no node filter reports it.
+        if (typeof hash === "string") await this.deps.filters.noteSent(chain, hash);
+        return hash;
       } finally {
         chain.head?.refresh();
       }

@@ -1,4 +1,5 @@
 /** Table types for Kysely: the one description of what the store holds. */
+import type { Generated } from "kysely";
 export interface FiltersTable {
   id: string;
   chain_id: number;
@@ -169,7 +170,16 @@ export interface ApiKeysTable {
   revoked_at: number | null;
 }
 
+export interface PendingTransactionsTable {
+  /** Order of first sight across every instance (autoincrement); pending filters keep a cursor in it. */
+  seq: Generated<number>;
+  chain_id: number;
+  hash: string;
+  seen_at: number;
+}
+
 export interface Database {
+  pending_transactions: PendingTransactionsTable;
   api_keys: ApiKeysTable;
   members: MembersTable;
   transports: TransportsTable;

@@ -6,6 +6,7 @@ import * as transactions from "./003-transactions.js";
 import * as transports from "./004-transports.js";
 import * as apiKeys from "./005-api-keys.js";
 import * as filterRecent from "./006-filter-recent-blocks.js";
+import * as pending from "./007-pending-transactions.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -14,4 +15,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "004-transports": transports,
   "005-api-keys": apiKeys,
   "006-filter-recent-blocks": filterRecent,
+  "007-pending-transactions": pending,
 };

@@ -1,0 +1,158 @@
+/**
+ * The gateway's own view of pending transactions: every upstream's node filter is read, and each new
+ * hash is recorded once in the store, in order of first sight. Pending filters and subscriptions
+ * read from there, so neither a failover nor a restart nor another instance loses or repeats one.
+ */
+import type { Logger } from "pino";
+import type { Store } from "../store/database.js";
+import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+
+export interface PendingPoolOptions {
+  store: Store;
+  chains: ChainRegistry;
+  logger: Logger;
+  pollMs: number;
+  /** How long nodes are watched after the last install, poll or subscription, and hashes are kept. */
+  retainMs: number;
+  now?: () => number;
+}
+
+/**
+ * Rows younger than this are not read yet: with PostgreSQL a sequence number taken earlier can
+ * commit later, and a reader must not move its cursor past a row that is about to appear. SQLite
+ * has one writer at a time, so its rows appear in sequence order.
+ */
+const SETTLE_MS = { postgres: 200, sqlite: 0 } as const;
+
+export class PendingPool {
+  private readonly now: () => number;
+  /** Per chain: until when nodes are watched, and each upstream's node filter id. */
+  private readonly watch = new Map<number, { until: number; filters: Map<string, string> }>();
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | undefined;
+
+  constructor(private readonly options: PendingPoolOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async start(): Promise<void> {
+    // Pending filters that outlived a restart keep being fed.
+    const rows = await this.options.store.db
+      .selectFrom("filters")
+      .select("chain_id")
+      .where("kind", "=", "pending")
+      .groupBy("chain_id")
+      .execute();
+    for (const row of rows) await this.activate(row.chain_id);
+    this.timer = setInterval(() => {
+      this.polling ??= this.poll().finally(() => {
+        this.polling = undefined;
+      });
+    }, this.options.pollMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.polling;
+  }
+
+  /**
+   * Someone wants pending hashes of this chain: watch its nodes for the retention time from now. On
+   * first interest the node filters are installed before this returns, so nothing sent right after
+   * a pending filter is made goes unseen.
+   */
+  async activate(chain: Chain | number): Promise<void> {
+    const chainId = typeof chain === "number" ? chain : chain.chainId;
+    const entry = this.watch.get(chainId) ?? { until: 0, filters: new Map() };
+    const wasWatching = entry.until >= this.now();
+    entry.until = this.now() + this.options.retainMs;
+    this.watch.set(chainId, entry);
+    if (!wasWatching && typeof chain !== "number") {
+      await Promise.all(chain.pool.upstreams.map((u) => this.readUpstream(chain, entry.filters, u.label)));
+    }
+  }
+
+  watching(chainId: number): boolean {
+    return (this.watch.get(chainId)?.until ?? 0) >= this.now();
+  }
+
+  /** The newest sequence number of a chain: where a new pending filter starts. */
+  async latest(chainId: number): Promise<number> {
+    const row = await this.options.store.db
+      .selectFrom("pending_transactions")
+      .select((eb) => eb.fn.max("seq").as("seq"))
+      .where("chain_id", "=", chainId)
+      .executeTakeFirst();
+    return Number(row?.seq ?? 0);
+  }
+
+  /** Hashes recorded after `after`, settled, in order; and the sequence number to continue from. */
+  async read(chainId: number, after: number, limit = 10_000): Promise<{ hashes: string[]; last: number }> {
+    const rows = await this.options.store.db
+      .selectFrom("pending_transactions")
+      .select(["seq", "hash"])
+      .where("chain_id", "=", chainId)
+      .where("seq", ">", after)
+      .where("seen_at", "<=", this.now() - SETTLE_MS[this.options.store.kind])
+      .orderBy("seq")
+      .limit(limit)
+      .execute();
+    return { hashes: rows.map((r) => r.hash), last: rows.at(-1)?.seq ?? after };
+  }
+
+  async record(chainId: number, hashes: readonly string[]): Promise<void> {
+    if (hashes.length === 0) return;
+    const now = this.now();
+    await this.options.store.db
+      .insertInto("pending_transactions")
+      .values(hashes.map((hash) => ({ chain_id: chainId, hash: hash.toLowerCase(), seen_at: now })))
+      .onConflict((oc) => oc.columns(["chain_id", "hash"]).doNothing())
+      .execute();
+  }
+
+  private async poll(): Promise<void> {
+    const now = this.now();
+    for (const chain of this.options.chains.all()) {
+      const entry = this.watch.get(chain.chainId);
+      if (!entry || entry.until < now) continue;
+      const seen = await Promise.all(
+        chain.pool.upstreams.map((u) => this.readUpstream(chain, entry.filters, u.label)),
+      );
+      await this.record(chain.chainId, [...new Set(seen.flat())]).catch((error: unknown) =>
+        this.options.logger.warn({ err: error, chain: chain.chainId }, "recording pending hashes failed"),
+      );
+    }
+    await this.options.store.db
+      .deleteFrom("pending_transactions")
+      .where("seen_at", "<", now - this.options.retainMs)
+      .execute()
+      .catch(() => {});
+  }
+
+  /** One upstream's new pending hashes; its node filter is installed (again) when it has none or lost it. */
+  private async readUpstream(chain: Chain, filters: Map<string, string>, label: string): Promise<string[]> {
+    try {
+      const id = filters.get(label);
+      if (id !== undefined) {
+        try {
+          return (await chain.pool.callOn(label, {
+            method: "eth_getFilterChanges",
+            params: [id],
+          })) as string[];
+        } catch {
+          filters.delete(label);
+        }
+      }
+      const created = await chain.pool.callOn(label, {
+        method: "eth_newPendingTransactionFilter",
+        params: [],
+      });
+      filters.set(label, String(created));
+      return [];
+    } catch (error) {
+      this.options.logger.debug({ err: error, upstream: label }, "pending-transaction read failed");
+      return [];
+    }
+  }
+}
