@@ -45,6 +45,7 @@ import { type Chain, ChainRegistry } from "./upstream/chain-registry.js";
 import { HeadTracker } from "./upstream/head-tracker.js";
 import { ResponseCache } from "./upstream/response-cache.js";
 import { UpstreamPool } from "./upstream/upstream-pool.js";
+import { WsHeadWatcher } from "./upstream/ws-head-watcher.js";
 import { WalletService } from "./wallets/wallet-service.js";
 
 export interface Runtime {
@@ -135,7 +136,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
 
   try {
     let devnet: Devnet | undefined;
-    let entries: { chainId?: number; name?: string; urls: string[] }[];
+    let entries: { chainId?: number; name?: string; urls: string[]; ws?: (string | undefined)[] }[];
     if (config.chains === undefined) {
       devnet = await startDevnet({
         dataDir: config.dataDir,
@@ -150,6 +151,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
         ...(c.chainId === undefined ? {} : { chainId: c.chainId }),
         ...(c.name === undefined ? {} : { name: c.name }),
         urls: c.upstreams.map((u) => u.url),
+        ws: c.upstreams.map((u) => u.ws),
       }));
     }
     const chainList = await Promise.all(
@@ -159,7 +161,26 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       await Promise.all(chainList.map((c) => c.pool.close()));
     });
     for (const chain of chainList) chain.head?.start();
+    // Upstreams with a WebSocket push their new heads; polling carries on for health, lag and latency.
+    const watchers = chainList.flatMap((chain, i) =>
+      (entries[i]?.ws ?? []).flatMap((ws, j) => {
+        const label = chain.pool.upstreams[j]?.label;
+        if (ws === undefined || label === undefined) return [];
+        return [
+          new WsHeadWatcher({
+            url: ws,
+            logger,
+            onHead: (head) => {
+              chain.pool.noteHead(label, head);
+              chain.head?.observe(head);
+            },
+          }),
+        ];
+      }),
+    );
+    for (const watcher of watchers) watcher.start();
     cleanups.push(async () => {
+      for (const watcher of watchers) watcher.stop();
       for (const chain of chainList) chain.head?.stop();
     });
     const ids = chainList.map((c) => c.chainId);

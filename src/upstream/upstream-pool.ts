@@ -69,6 +69,12 @@ export class UpstreamPool {
     }));
   }
 
+  /** A head an upstream pushed (WebSocket newHeads): only ever moves that upstream's head forward. */
+  noteHead(label: string, head: number): void {
+    const member = this.members.find((m) => m.upstream.label === label);
+    if (member && (member.head === undefined || head > member.head)) member.head = head;
+  }
+
   /** The best head any upstream reported. */
   get bestHead(): number | undefined {
     let best: number | undefined;
