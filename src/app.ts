@@ -15,7 +15,7 @@ import { networkRoutes } from "./http/network-routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import type { Operation } from "./http/operation.js";
 import { operationRoutes } from "./http/operation-routes.js";
-import { fromFastifyError, problemOf } from "./http/problem.js";
+import { fromFastifyError, notFoundProblem, problemOf } from "./http/problem.js";
 import { rpcRoutes } from "./http/rpc-routes.js";
 import { transactionRoutes } from "./http/transaction-routes.js";
 import { formatValidationErrors } from "./http/validation-errors.js";
@@ -109,14 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply
       .code(404)
       .type("application/problem+json")
-      .send({
-        type: "urn:chaingate:error:not-found",
-        title: "Not Found",
-        status: 404,
-        detail: `No route ${request.method} ${path}`,
-        code: "NOT_FOUND",
-        retryable: false,
-      });
+      .send(notFoundProblem(`No route ${request.method} ${path}`));
   });
 
   await registerOpenApi(app);

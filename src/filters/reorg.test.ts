@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import WebSocket from "ws";
-import { receiptOf, result } from "../test-support/chain-helpers.js";
+import { collectLogNotifications, nodeCall, receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, EMITTER_INIT_CODE, EMITTER_TOPIC } from "../test-support/evm-fixtures.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -11,14 +10,8 @@ interface Log {
   removed: boolean;
 }
 
-async function anvil(rt: TestRuntime, method: string, params: unknown[] = []): Promise<unknown> {
-  const response = await fetch(rt.devnet!.nodes[0]!.url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await response.json()) as { result: unknown }).result;
-}
+const anvil = (rt: TestRuntime, method: string, params: unknown[] = []) =>
+  nodeCall(rt.devnet!.nodes[0]!.url, method, params);
 
 describeEachStore("filters across a reorg", (target) => {
   let rt: TestRuntime;
@@ -46,24 +39,7 @@ describeEachStore("filters across a reorg", (target) => {
     const logFilter = await result<string>(rt, "eth_newFilter", [
       { address: emitter, topics: [EMITTER_TOPIC] },
     ]);
-    const socket = new WebSocket(rt.url.replace("http", "ws"));
-    const notified: [string, boolean][] = [];
-    socket.on("message", (data) => {
-      const message = JSON.parse(data.toString()) as { method?: string; params?: { result: Log } };
-      if (message.method === "eth_subscription") {
-        notified.push([message.params!.result.transactionHash, message.params!.result.removed]);
-      }
-    });
-    await new Promise((resolve) => socket.once("open", resolve));
-    socket.send(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "eth_subscribe",
-        params: ["logs", { address: emitter }],
-      }),
-    );
-    await new Promise((r) => setTimeout(r, 300));
+    const subscription = await collectLogNotifications(rt, { address: emitter });
     const blockFilter = await result<string>(rt, "eth_newBlockFilter", []);
     const snapshot = await anvil(rt, "evm_snapshot");
 
@@ -93,9 +69,9 @@ describeEachStore("filters across a reorg", (target) => {
     expect(newBlocks.some((h) => oldBlocks.includes(h))).toBe(false);
 
     // The subscription saw the same story, in order.
-    for (let i = 0; i < 60 && notified.length < 5; i++) await new Promise((r) => setTimeout(r, 50));
-    socket.close();
-    expect(notified).toEqual([
+    for (let i = 0; i < 60 && subscription.seen.length < 5; i++) await new Promise((r) => setTimeout(r, 50));
+    subscription.close();
+    expect(subscription.seen.map((n) => [n.split(":")[0], n.endsWith(":true")])).toEqual([
       [old1, false],
       [old2, false],
       [old1, true],

@@ -1,6 +1,7 @@
 /** The operator console: static files from console/, read once at start, served with no CDN and no build step. */
 import { readFileSync } from "node:fs";
 import type { FastifyPluginAsync } from "fastify";
+import { notFoundProblem } from "./problem.js";
 
 const FILES: Record<string, string> = {
   "index.html": "text/html; charset=utf-8",
@@ -24,14 +25,7 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
         return reply
           .code(404)
           .type("application/problem+json")
-          .send({
-            type: "urn:chaingate:error:not-found",
-            title: "Not Found",
-            status: 404,
-            detail: `No console file ${name}`,
-            code: "NOT_FOUND",
-            retryable: false,
-          });
+          .send(notFoundProblem(`No console file ${name}`));
       }
       // The page holds no data (everything comes from the API with the operator's key), so it may be cached briefly.
       return reply.type(serve(name).type).header("cache-control", "no-cache").send(file.body);

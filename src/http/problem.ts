@@ -87,3 +87,15 @@ export function fromFastifyError(error: unknown, bodyLimit: number): unknown {
   }
   return error;
 }
+
+/** The 404 problem body for a path nothing serves. */
+export function notFoundProblem(detail: string) {
+  return {
+    type: "urn:chaingate:error:not-found",
+    title: "Not Found",
+    status: 404,
+    detail,
+    code: "NOT_FOUND",
+    retryable: false,
+  };
+}

@@ -62,20 +62,46 @@ export async function sendAndWait(
   return receiptOf(rt, await result<string>(rt, "eth_sendTransaction", [tx], query), query);
 }
 
-/** Mines blocks directly on the embedded node (anvil_mine is not exposed through the gateway). */
+/** Calls a node directly, for test set-up the gateway does not expose (anvil_mine, evm_snapshot ...). */
+export async function nodeCall(url: string, method: string, params: unknown[] = []): Promise<unknown> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result?: unknown; error?: unknown };
+  if (body.error) throw new Error(`${method} failed: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+/** Mines blocks directly on an embedded node (anvil_mine is not exposed through the gateway). */
 export async function mine(rt: TestRuntime, blocks: number, chainIndex = 0): Promise<void> {
   const node = rt.devnet?.nodes[chainIndex];
   if (!node) throw new Error("no embedded node");
-  const response = await fetch(node.url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "anvil_mine",
-      params: [`0x${blocks.toString(16)}`],
-    }),
+  await nodeCall(node.url, "anvil_mine", [`0x${blocks.toString(16)}`]);
+}
+
+/** Opens a WebSocket to chaingate, subscribes to logs, and collects each notification as "hash:logIndex:removed". */
+export async function collectLogNotifications(
+  rt: TestRuntime,
+  criteria: Record<string, unknown>,
+): Promise<{ seen: string[]; close: () => void }> {
+  const { default: WebSocket } = await import("ws");
+  const socket = new WebSocket(rt.url.replace("http", "ws"));
+  const seen: string[] = [];
+  socket.on("message", (data) => {
+    const message = JSON.parse(data.toString()) as {
+      method?: string;
+      params?: { result: { transactionHash: string; logIndex: string; removed: boolean } };
+    };
+    if (message.method === "eth_subscription") {
+      const log = message.params!.result;
+      seen.push(`${log.transactionHash}:${log.logIndex}:${log.removed}`);
+    }
   });
-  const body = (await response.json()) as { error?: unknown };
-  if (body.error) throw new Error(`anvil_mine failed: ${JSON.stringify(body.error)}`);
+  await new Promise((resolve) => socket.once("open", resolve));
+  socket.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_subscribe", params: ["logs", criteria] }));
+  // The subscription is in place once chaingate has answered its id.
+  await new Promise((r) => setTimeout(r, 300));
+  return { seen, close: () => socket.close() };
 }

@@ -1,7 +1,7 @@
 import { type Abi, encodeEventTopics, type Hex } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { BridgeERC20, MessageEndpoint } from "../contracts/artifacts.generated.js";
-import { receiptOf, result } from "../test-support/chain-helpers.js";
+import { nodeCall, receiptOf, result } from "../test-support/chain-helpers.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { newWallet, ok, PASSWORD, read, transport } from "../test-support/token-helpers.js";
@@ -9,14 +9,8 @@ import { Relayer } from "./relayer.js";
 
 const RECIPIENT = "0x00000000000000000000000000000000000000AA";
 
-async function anvil(rt: TestRuntime, chainIndex: number, method: string, params: unknown[]) {
-  const response = await fetch(rt.devnet!.nodes[chainIndex]!.url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await response.json()) as { result: unknown }).result;
-}
+const anvil = (rt: TestRuntime, chainIndex: number, method: string, params: unknown[]) =>
+  nodeCall(rt.devnet!.nodes[chainIndex]!.url, method, params);
 
 describeEachStore("the relayer delivers at most once", (target) => {
   let rt: TestRuntime;

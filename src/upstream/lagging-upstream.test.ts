@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
-import { native } from "../test-support/chain-helpers.js";
+import { native, nodeCall } from "../test-support/chain-helpers.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 const dir = mkdtempSync(join(tmpdir(), "chaingate-lag-"));
@@ -16,18 +16,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function mine(url: string, blocks: number): Promise<void> {
-  await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "anvil_mine",
-      params: [`0x${blocks.toString(16)}`],
-    }),
-  });
-}
+const mine = (url: string, blocks: number) => nodeCall(url, "anvil_mine", [`0x${blocks.toString(16)}`]);
 
 it("a lagging upstream is passed over, and its 'not found' is asked again of one that is ahead", async () => {
   const logger = pino({ level: "silent" });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
+import { nodeCall } from "../test-support/chain-helpers.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 const dir = mkdtempSync(join(tmpdir(), "chaingate-ws-heads-"));
@@ -35,16 +36,7 @@ it("an upstream with a WebSocket pushes its new heads; the gateway knows them wi
   await new Promise((r) => setTimeout(r, 300));
   for (const blocks of [1, 3]) {
     const target = (chain.pool.bestHead ?? 0) + blocks;
-    await fetch(node.url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "anvil_mine",
-        params: [`0x${blocks.toString(16)}`],
-      }),
-    });
+    await nodeCall(node.url, "anvil_mine", [`0x${blocks.toString(16)}`]);
     for (let i = 0; i < 40 && chain.head?.head !== target; i++) await new Promise((r) => setTimeout(r, 50));
     expect(chain.head?.head).toBe(target);
     expect(chain.pool.stats()[0]!.head).toBe(target);
