@@ -1,7 +1,8 @@
 /** The records behind list_all_transports: newest first, filtered, paged like list_all_transfers. */
+
+import { decodeCursor, olderThan, pageOf } from "../store/cursor-page.js";
 import type { Store } from "../store/database.js";
 import type { TransportKind, TransportState, TransportsTable } from "../store/schema.js";
-import { decodeCursor, encodeCursor } from "../tx/list-transfers.js";
 
 export const TRANSPORT_STATES: readonly TransportState[] = ["sent", "delivering", "delivered", "failed"];
 export const TRANSPORT_KINDS: readonly TransportKind[] = ["ERC20", "ERC721", "MESSAGE"];
@@ -54,22 +55,11 @@ export async function listTransports(store: Store, filter: TransportFilter, owne
     .$if(filter.destination_chain_id !== undefined, (q) =>
       q.where("destination_chain_id", "=", filter.destination_chain_id!),
     )
-    .$if(after !== undefined, (q) =>
-      q.where((eb) =>
-        eb.or([
-          eb("created_at", "<", after!.created_at),
-          eb.and([eb("created_at", "=", after!.created_at), eb("id", "<", after!.id)]),
-        ]),
-      ),
-    )
+    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")
     .limit(limit + 1)
     .execute();
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    transports: page.map(toTransportRecord),
-    next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
-  };
+  const { page, next } = pageOf(rows, limit);
+  return { transports: page.map(toTransportRecord), next_cursor: next };
 }

@@ -1,5 +1,5 @@
 /** The records behind POST /list_all_transfers: newest first, filtered, paged by an opaque cursor. */
-import { invalidParams } from "../rpc/rpc-errors.js";
+import { decodeCursor, olderThan, pageOf } from "../store/cursor-page.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable, TxState } from "../store/schema.js";
 
@@ -45,24 +45,6 @@ export const TX_STATES: readonly TxState[] = [
 ];
 const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
-
-export function decodeCursor(cursor: string): { created_at: number; id: string } {
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as {
-      c: unknown;
-      i: unknown;
-    };
-    if (typeof parsed.c === "number" && typeof parsed.i === "string")
-      return { created_at: parsed.c, id: parsed.i };
-  } catch {
-    // fall through
-  }
-  throw invalidParams("cursor is not one this service issued");
-}
-
-export function encodeCursor(last: { created_at: number; id: string }): string {
-  return Buffer.from(JSON.stringify({ c: last.created_at, i: last.id }), "utf8").toString("base64url");
-}
 
 export function toTransferRecord(row: TransactionsTable): TransferRecord {
   return {
@@ -110,20 +92,11 @@ export async function listTransfers(
     .$if(filter.state !== undefined, (q) => q.where("state", "=", filter.state!))
     .$if(filter.chain_id !== undefined, (q) => q.where("chain_id", "=", filter.chain_id!))
     .$if(filter.kind !== undefined, (q) => q.where("kind", "=", filter.kind!))
-    .$if(after !== undefined, (q) =>
-      q.where((eb) =>
-        eb.or([
-          eb("created_at", "<", after!.created_at),
-          eb.and([eb("created_at", "=", after!.created_at), eb("id", "<", after!.id)]),
-        ]),
-      ),
-    )
+    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")
     .limit(limit + 1)
     .execute();
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  const next = rows.length > limit && last ? encodeCursor(last) : null;
+  const { page, next } = pageOf(rows, limit);
   return { transfers: page.map(toTransferRecord), next_cursor: next };
 }
