@@ -1,6 +1,5 @@
 /** Builds the Fastify application from a validated config and an explicit dependency object. */
 import { randomUUID } from "node:crypto";
-import { createServer } from "node:http";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { KeyRing } from "./auth/key-ring.js";
@@ -62,18 +61,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Slow clients must not hold a connection forever (a body that never finishes).
     // Node checks request deadlines every connectionsCheckingInterval (30 s by default), which would
     // let a slow client hold a connection far past the bound; check often enough to keep it.
-    serverFactory: (handler) => {
-      const server = createServer(
-        {
-          requestTimeout: config.requestTimeoutMs,
-          headersTimeout: Math.min(config.requestTimeoutMs, 60_000),
-          connectionsCheckingInterval: Math.max(50, Math.min(1_000, config.requestTimeoutMs / 4)),
-          keepAliveTimeout: 72_000,
-        },
-        handler,
-      );
-      server.setTimeout(60_000);
-      return server;
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: 60_000,
+    http: {
+      headersTimeout: Math.min(config.requestTimeoutMs, 60_000),
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, config.requestTimeoutMs / 4)),
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     schemaErrorFormatter: formatValidationErrors,

@@ -323,6 +323,8 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     }
 
     const keys = new KeyRing(new ApiKeyStore(store));
+    await keys.start();
+    cleanups.push(async () => keys.stop());
     if (options.listen !== false && !isLoopback(config.host) && !config.insecure && !(await keys.enabled())) {
       throw new ChaingateError(
         `refusing to listen on ${config.host} with no API keys: anyone who can reach it could use every wallet. ` +

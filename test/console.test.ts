@@ -169,6 +169,8 @@ describe.skipIf(CHROMIUM === null)("the console behind API keys", () => {
     const keys = new ApiKeyStore(rt.store);
     const alice = await keys.create("user", "alice");
     const bob = await keys.create("user", "bob");
+    // New keys take effect within about a second (each instance re-reads them twice a second).
+    await new Promise((r) => setTimeout(r, 1_000));
     const make = async (key: string) =>
       (
         (

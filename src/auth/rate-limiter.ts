@@ -19,13 +19,18 @@ export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
 
   constructor(
-    private readonly limits: Readonly<Record<RateGroup, RateLimit>>,
+    private readonly budgets: Readonly<Record<RateGroup, RateLimit>>,
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Whether the group has a limit at all. */
+  limits(group: RateGroup): boolean {
+    return this.budgets[group].count > 0;
+  }
+
   /** Takes one request's token; when none is left, answers how long until one is (seconds, rounded up). */
   take(subject: string, group: RateGroup): { ok: true } | { ok: false; retryAfterSeconds: number } {
-    const limit = this.limits[group];
+    const limit = this.budgets[group];
     if (limit.count <= 0) return { ok: true };
     const key = `${group}\u0000${subject}`;
     const now = this.now();

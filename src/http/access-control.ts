@@ -1,5 +1,5 @@
 /** Every request but health and docs: an API key when keys exist (the key is the tenant), then the rate limit. */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import type { KeyRing, Tenant } from "../auth/key-ring.js";
 import type { RateGroup, RateLimiter } from "../auth/rate-limiter.js";
 
@@ -22,9 +22,19 @@ function isOpen(url: string): boolean {
   return OPEN_PATHS.some((open) => path === open || path.startsWith(`${open}/`));
 }
 
-function refuse(reply: FastifyReply, status: number, code: string, detail: string, retryAfter?: number) {
+function refuse(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  detail: string,
+  retryAfter?: number,
+) {
   if (status === 401) reply.header("www-authenticate", 'Bearer realm="chaingate"');
   if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
+  // A refused WebSocket upgrade is answered on a socket the HTTP server no longer tracks: close it,
+  // or it stays open (and holds up shutdown) until the client goes away.
+  if (request.headers.upgrade !== undefined) reply.raw.once("finish", () => request.raw.socket?.destroy());
   return reply
     .code(status)
     .type("application/problem+json")
@@ -48,35 +58,55 @@ export function bearerKey(request: FastifyRequest): string | undefined {
   return offered.find((p) => p.startsWith("bearer."))?.slice("bearer.".length);
 }
 
+/**
+ * Adds the check to each route as it is declared (not as a global hook): open routes get none, and
+ * each route knows its rate-limit group without reading `request.routeOptions` on every request.
+ */
 export function useAccessControl(app: FastifyInstance, keys: KeyRing, limiter: RateLimiter): void {
   app.decorateRequest("tenant", null);
-  // A refused WebSocket upgrade (401, 429, ...) is answered on a socket the HTTP server no longer
-  // tracks: close it, or it stays open (and holds up shutdown) until the client goes away.
-  app.addHook("onResponse", async (request, reply) => {
-    if (request.headers.upgrade !== undefined && reply.statusCode !== 101) request.raw.socket?.destroy();
-  });
-  app.addHook("onRequest", async (request, reply) => {
-    if (isOpen(request.url)) return;
-    if (await keys.enabled()) {
-      const key = bearerKey(request);
-      if (key === undefined) {
-        return refuse(reply, 401, "API_KEY_REQUIRED", "send an API key: Authorization: Bearer <key>");
-      }
-      const tenant = await keys.lookup(key);
-      if (!tenant) return refuse(reply, 401, "API_KEY_INVALID", "the API key is unknown or revoked");
-      request.tenant = tenant;
-    }
-    const group = request.routeOptions.config?.rateGroup ?? "read";
-    const taken = limiter.take(request.tenant?.keyId ?? `ip:${request.ip}`, group);
-    if (!taken.ok) {
-      return refuse(
+  app.addHook("onRoute", (route) => {
+    if (isOpen(route.url)) return;
+    const group: RateGroup = route.config?.rateGroup ?? "read";
+    const limited = limiter.limits(group);
+    const limit = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+      if (!limited) return done();
+      const taken = limiter.take(request.tenant?.keyId ?? `ip:${request.ip}`, group);
+      if (taken.ok) return done();
+      refuse(
+        request,
         reply,
         429,
         "RATE_LIMITED",
         `too many ${group.replace("_", " ")} requests; retry in ${taken.retryAfterSeconds} s`,
         taken.retryAfterSeconds,
       );
-    }
+    };
+    const check: onRequestHookHandler = (request, reply, done) => {
+      if (!keys.enabledNow) return limit(request, reply, done);
+      const key = bearerKey(request);
+      if (key === undefined) {
+        refuse(request, reply, 401, "API_KEY_REQUIRED", "send an API key: Authorization: Bearer <key>");
+        return;
+      }
+      const known = keys.known(key);
+      if (known) {
+        request.tenant = known;
+        return limit(request, reply, done);
+      }
+      keys.lookup(key).then(
+        (tenant) => {
+          if (!tenant) {
+            refuse(request, reply, 401, "API_KEY_INVALID", "the API key is unknown or revoked");
+            return;
+          }
+          request.tenant = tenant;
+          limit(request, reply, done);
+        },
+        (error: unknown) => done(error as Error),
+      );
+    };
+    const existing = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    route.onRequest = [check, ...existing];
   });
 }
 
