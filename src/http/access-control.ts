@@ -69,9 +69,15 @@ export function useAccessControl(app: FastifyInstance, keys: KeyRing, limiter: R
     const group: RateGroup = route.config?.rateGroup ?? "read";
     const limited = limiter.limits(group);
     const limit = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-      if (!limited) return done();
+      if (!limited) {
+        done();
+        return;
+      }
       const taken = limiter.take(request.tenant?.keyId ?? `ip:${request.ip}`, group);
-      if (taken.ok) return done();
+      if (taken.ok) {
+        done();
+        return;
+      }
       refuse(
         request,
         reply,
