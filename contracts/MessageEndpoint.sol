@@ -41,6 +41,10 @@ contract MessageEndpoint {
     mapping(address => TokenInfo) private tokenInfo;
     mapping(bytes32 => bool) public sent;
     mapping(uint256 => mapping(bytes32 => bool)) public executed;
+    /// Source side: who sent each message and the hash of its body, so a refused one can be refunded.
+    mapping(bytes32 => address) public senderOf;
+    mapping(bytes32 => bytes32) public bodyHashOf;
+    mapping(bytes32 => bool) public refunded;
 
     event TokenCreated(address indexed token, Kind standard, address indexed creator, uint64 homeChainId);
     event MessageSent(
@@ -52,6 +56,8 @@ contract MessageEndpoint {
         bytes body
     );
     event MessageDelivered(bytes32 indexed id, uint256 indexed sourceChainId, Kind kind, address recipient);
+    event MessageCancelled(bytes32 indexed id, uint256 indexed sourceChainId);
+    event MessageRefunded(bytes32 indexed id, address indexed sender);
 
     error OnlyRelayer();
     error IdUsed(bytes32 id);
@@ -60,6 +66,7 @@ contract MessageEndpoint {
     error SameChain();
     error TokenMismatch(address expected, address actual);
     error ZeroAmount();
+    error NotRefundable(bytes32 id);
 
     constructor(address relayer_) {
         relayer = relayer_;
@@ -101,13 +108,15 @@ contract MessageEndpoint {
         TokenInfo memory info = tokenInfo[token];
         if (info.token == address(0)) revert UnknownToken(token);
         claim(id, destinationChainId);
+        bytes memory body = abi.encode(info, amountOrId, data);
+        bodyHashOf[id] = keccak256(body);
         if (info.standard == Kind.ERC20) {
             if (amountOrId == 0) revert ZeroAmount();
             BridgeERC20(token).endpointBurn(msg.sender, amountOrId);
         } else {
             BridgeERC721(token).endpointBurn(msg.sender, amountOrId);
         }
-        emit MessageSent(id, destinationChainId, msg.sender, info.standard, to, abi.encode(info, amountOrId, data));
+        emit MessageSent(id, destinationChainId, msg.sender, info.standard, to, body);
     }
 
     function sendMessage(bytes32 id, uint256 destinationChainId, address destination, bytes calldata payload) external {
@@ -140,10 +149,31 @@ contract MessageEndpoint {
         emit MessageDelivered(id, sourceChainId, kind, recipient);
     }
 
+    /// Destination side: a message the destination refused is closed for good, so it can be refunded safely.
+    function cancel(bytes32 id, uint256 sourceChainId) external {
+        if (msg.sender != relayer) revert OnlyRelayer();
+        if (executed[sourceChainId][id]) revert AlreadyExecuted(sourceChainId, id);
+        executed[sourceChainId][id] = true;
+        emit MessageCancelled(id, sourceChainId);
+    }
+
+    /// Source side: gives a cancelled token transport back to its sender, once.
+    function refund(bytes32 id, bytes calldata body) external {
+        if (msg.sender != relayer) revert OnlyRelayer();
+        if (refunded[id] || bodyHashOf[id] == bytes32(0) || keccak256(body) != bodyHashOf[id]) revert NotRefundable(id);
+        refunded[id] = true;
+        (TokenInfo memory info, uint256 amountOrId,) = abi.decode(body, (TokenInfo, uint256, bytes));
+        address sender = senderOf[id];
+        if (info.standard == Kind.ERC20) BridgeERC20(info.token).endpointMint(sender, amountOrId);
+        else BridgeERC721(info.token).endpointMint(sender, amountOrId);
+        emit MessageRefunded(id, sender);
+    }
+
     function claim(bytes32 id, uint256 destinationChainId) private {
         if (destinationChainId == block.chainid) revert SameChain();
         if (sent[id]) revert IdUsed(id);
         sent[id] = true;
+        senderOf[id] = msg.sender;
     }
 
     /// CREATE2 from this endpoint with the creator and home chain in the salt: the same token lands at the

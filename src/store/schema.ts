@@ -148,6 +148,9 @@ export interface TransportsTable {
   created_at: number;
   updated_at: number;
   delivered_at: number | null;
+  /** For a refused token transport: pending until the tokens are back with the sender, then done. */
+  refund_state: "pending" | "done" | null;
+  refund_tx_hash: string | null;
 }
 
 export interface RelayerCursorsTable {

@@ -70,6 +70,8 @@ export interface TransportRow {
   destination_tx_hash: string | null;
   amount: string | null;
   token_id: string | null;
+  refund_state: "pending" | "done" | null;
+  refund_tx_hash: string | null;
 }
 
 export async function transport(rt: TestRuntime, id: string): Promise<TransportRow | undefined> {

@@ -37,6 +37,9 @@ export function toTransportRecord(row: TransportsTable) {
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
     delivered_at: row.delivered_at === null ? null : new Date(row.delivered_at).toISOString(),
+    /** A refused token transport: "pending" until the tokens are minted back to the sender, then "done". */
+    refund_state: row.refund_state,
+    refund_tx_hash: row.refund_tx_hash,
   };
 }
 

@@ -143,4 +143,40 @@ describeEachStore("the relayer delivers at most once", (target) => {
     expect(row?.error).toMatch(/delivery refused/);
     expect(await deliveryCount(sent.transport_id as string)).toEqual({ events: 0, transactions: 0 });
   });
+
+  it("a token transport the destination refuses is cancelled there and its tokens go back to the sender", async () => {
+    const abi = BridgeERC20.abi as Abi;
+    const before = (await read(rt, 1001, token, abi, "balanceOf", [wallet.address])) as bigint;
+    // Data for a recipient without code: the callback cannot run, so the destination refuses it.
+    const sent = await ok(rt, "transport_token_with_data", {
+      wallet_id: wallet.id,
+      password: PASSWORD,
+      token,
+      to: "0x00000000000000000000000000000000000000cc",
+      amount: "7",
+      destination_chain_id: 1002,
+      data: "0x01",
+    });
+    await receiptOf(rt, sent.tx_hash as string);
+    expect(await read(rt, 1001, token, abi, "balanceOf", [wallet.address])).toBe(before - 7n);
+    const r = relayer();
+    const id = sent.transport_id as string;
+    for (let i = 0; i < 10 && (await transport(rt, id))?.refund_state !== "done"; i++) await r.tick();
+    const row = await transport(rt, id);
+    expect(row).toMatchObject({ state: "failed", refund_state: "done" });
+    expect(row?.error).toMatch(/delivery refused/);
+    expect((await receiptOf(rt, row!.refund_tx_hash!)).status).toBe("0x1");
+    // Back with the sender, nothing on the destination, and the id closed there for good.
+    expect(await read(rt, 1001, token, abi, "balanceOf", [wallet.address])).toBe(before);
+    expect(
+      await read(rt, 1002, token, abi, "balanceOf", ["0x00000000000000000000000000000000000000cc"]),
+    ).toBe(0n);
+    expect(
+      await read(rt, 1002, rt.system!.endpoint, MessageEndpoint.abi as Abi, "executed", [1001n, id]),
+    ).toBe(true);
+    expect(await deliveryCount(id)).toEqual({ events: 0, transactions: 0 });
+    // More passes refund nothing twice.
+    await r.tick();
+    expect(await read(rt, 1001, token, abi, "balanceOf", [wallet.address])).toBe(before);
+  });
 });

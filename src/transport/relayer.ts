@@ -11,7 +11,7 @@ import {
   numberToHex,
 } from "viem";
 import { MessageEndpoint } from "../contracts/artifacts.generated.js";
-import { readContract } from "../contracts/chain-calls.js";
+import { readContract, waitForReceipt } from "../contracts/chain-calls.js";
 import { decodeContractError, explainRevert } from "../contracts/contract-errors.js";
 import type { SystemContracts } from "../contracts/system-contracts.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
@@ -110,6 +110,7 @@ export class Relayer {
     try {
       await this.checkSources();
       await this.deliverDue();
+      await this.refundDue();
     } catch (error) {
       this.options.logger.warn({ err: error }, "relayer pass failed; will retry");
     }
@@ -223,6 +224,8 @@ export class Relayer {
         created_at: now,
         updated_at: now,
         delivered_at: null,
+        refund_state: null,
+        refund_tx_hash: null,
       })
       .onConflict((oc) =>
         oc.column("id").doUpdateSet({
@@ -387,7 +390,11 @@ export class Relayer {
         // Executed meanwhile (another instance): the next pass records it as delivered.
         if (decoded?.name === "AlreadyExecuted") return;
         // A deterministic refusal (the recipient's callback reverts, say): another try would fail the same way.
-        return this.fail(row.id, `delivery refused: ${(explainRevert(error) as Error).message}`);
+        return this.fail(
+          row.id,
+          `delivery refused: ${(explainRevert(error) as Error).message}`,
+          row.kind === "MESSAGE" ? null : "pending",
+        );
       }
       throw error;
     }
@@ -401,14 +408,14 @@ export class Relayer {
   }
 
   /** Executed on the destination: find which transaction did it (ours, or another relayer's). */
-  private async markDelivered(row: TransportsTable, destination: Chain): Promise<void> {
-    const { system } = this.options;
+  /** The MessageDelivered event of a transport on its destination, when it was executed there. */
+  private async findDelivery(row: TransportsTable, destination: Chain): Promise<Log | undefined> {
     const head = await this.blockNumber(destination);
     const logs = (await destination.pool.call({
       method: "eth_getLogs",
       params: [
         {
-          address: system.endpoint,
+          address: this.options.system.endpoint,
           topics: encodeEventTopics({
             abi: MessageEndpoint.abi,
             eventName: "MessageDelivered",
@@ -419,23 +426,122 @@ export class Relayer {
         },
       ],
     })) as Log[];
-    const hash = logs.at(-1)?.transactionHash ?? row.destination_tx_hash;
+    return logs.at(-1);
+  }
+
+  /** Executed on the destination: find which transaction did it (ours, or another relayer's). */
+  private async markDelivered(row: TransportsTable, destination: Chain): Promise<void> {
+    const delivery = await this.findDelivery(row, destination);
+    const hash = delivery?.transactionHash ?? row.destination_tx_hash;
     // Clients read the destination as soon as this says delivered: the cache must know that block.
-    const seen = logs.at(-1)?.blockNumber;
-    if (seen !== undefined) destination.head?.observe(Number(BigInt(seen)));
+    if (delivery !== undefined) destination.head?.observe(Number(BigInt(delivery.blockNumber)));
     const now = this.now();
     await this.options.store.db
       .updateTable("transports")
-      .set({ state: "delivered", destination_tx_hash: hash, delivered_at: now, updated_at: now, error: null })
+      .set({
+        state: "delivered",
+        destination_tx_hash: hash,
+        delivered_at: now,
+        updated_at: now,
+        error: null,
+        refund_state: null,
+      })
       .where("id", "=", row.id)
       .where("state", "!=", "delivered")
       .execute();
     this.options.logger.info({ transport: row.id, tx: hash }, "transport delivered");
   }
 
-  private async fail(id: string, reason: string): Promise<void> {
+  /** Refused token transports: closed on the destination (cancel), then minted back to the sender. */
+  private async refundDue(): Promise<void> {
+    const now = this.now();
+    const due = await this.options.store.db
+      .selectFrom("transports")
+      .selectAll()
+      .where("state", "=", "failed")
+      .where("refund_state", "=", "pending")
+      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
+      .orderBy("created_at")
+      .limit(20)
+      .execute();
+    for (const row of due) {
+      if (!(await this.claim(row.id))) continue;
+      try {
+        await this.refund(row);
+      } catch (error) {
+        this.options.logger.warn({ err: error, transport: row.id }, "refund attempt failed; will retry");
+      } finally {
+        await this.options.store.db
+          .updateTable("transports")
+          .set({ lease_owner: null, lease_until: null })
+          .where("id", "=", row.id)
+          .where("lease_owner", "=", this.instance)
+          .execute();
+      }
+    }
+  }
+
+  /**
+   * Each step checks the chain first, so a crash anywhere only repeats what is left: the cancel makes
+   * a late delivery impossible before anything is minted back, and the source refunds an id once.
+   */
+  private async refund(row: TransportsTable): Promise<void> {
+    const { chains, system, pipeline } = this.options;
+    const destination = chains.get(row.destination_chain_id);
+    const source = chains.get(row.source_chain_id);
+    if (!destination || !source || row.body === null) return;
+    const id = row.id as Hex;
+    const sourceChainId = BigInt(row.source_chain_id);
+    const operation = (chain: Chain, data: Hex, kind: string) =>
+      pipeline
+        .submit({
+          chain,
+          account: system.operator,
+          walletId: null,
+          addressIndex: null,
+          to: system.endpoint,
+          data,
+          value: 0n,
+          kind,
+          metadata: { transport_id: id },
+        })
+        .then((submitted) => waitForReceipt(chain, submitted.txHash));
+    if (
+      !(await readContract(destination, system.endpoint, MessageEndpoint.abi, "executed", [
+        sourceChainId,
+        id,
+      ]))
+    ) {
+      try {
+        await operation(
+          destination,
+          encodeFunctionData({ abi: MessageEndpoint.abi, functionName: "cancel", args: [id, sourceChainId] }),
+          "transport_cancel",
+        );
+      } catch (error) {
+        const revert = (error as ChaingateError).data as { revert_data?: unknown } | undefined;
+        if (decodeContractError(revert?.revert_data)?.name !== "AlreadyExecuted") throw error;
+      }
+    }
+    // Executed by a delivery after all (one was still in flight): it is delivered, nothing to give back.
+    if (await this.findDelivery(row, destination)) return this.markDelivered(row, destination);
+    let hash = row.refund_tx_hash;
+    if (!(await readContract(source, system.endpoint, MessageEndpoint.abi, "refunded", [id]))) {
+      const receipt = await operation(
+        source,
+        encodeFunctionData({ abi: MessageEndpoint.abi, functionName: "refund", args: [id, row.body as Hex] }),
+        "transport_refund",
+      );
+      if (receipt.status !== "0x1") throw new Error(`refund transaction ${receipt.transactionHash} failed`);
+      hash = receipt.transactionHash;
+    }
+    await this.note(row.id, { refund_state: "done", refund_tx_hash: hash });
+    this.options.logger.info({ transport: row.id, tx: hash }, "refused transport refunded to its sender");
+  }
+
+  private async fail(id: string, reason: string, refund: "pending" | null = null): Promise<void> {
     this.options.logger.warn({ transport: id, reason }, "transport failed");
-    await this.note(id, { state: "failed", error: reason.slice(0, 1000) });
+    await this.note(id, { state: "failed", error: reason.slice(0, 1000), refund_state: refund });
   }
 
   private async note(id: string, changes: Partial<TransportsTable>): Promise<void> {

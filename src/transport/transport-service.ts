@@ -175,6 +175,8 @@ export class TransportService {
       | "created_at"
       | "updated_at"
       | "delivered_at"
+      | "refund_state"
+      | "refund_tx_hash"
     >,
     owner: string | null,
   ): Promise<void> {
@@ -196,6 +198,8 @@ export class TransportService {
         created_at: now,
         updated_at: now,
         delivered_at: null,
+        refund_state: null,
+        refund_tx_hash: null,
       })
       .onConflict((oc) =>
         oc.column("id").doUpdateSet({

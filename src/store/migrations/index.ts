@@ -7,6 +7,7 @@ import * as transports from "./004-transports.js";
 import * as apiKeys from "./005-api-keys.js";
 import * as filterRecent from "./006-filter-recent-blocks.js";
 import * as pending from "./007-pending-transactions.js";
+import * as refunds from "./008-transport-refunds.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -16,4 +17,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "005-api-keys": apiKeys,
   "006-filter-recent-blocks": filterRecent,
   "007-pending-transactions": pending,
+  "008-transport-refunds": refunds,
 };
