@@ -383,6 +383,7 @@ async function renderActivity(filter = "all") {
         "Destination tx",
         "Age",
         "Error",
+        "Refund",
       ],
       transports
         .filter((t) => interesting(filter, t.state, t.updated_at))
@@ -400,6 +401,7 @@ async function renderActivity(filter = "all") {
             h("td", { class: "hash" }, t.destination_tx_hash ?? ""),
             h("td", {}, age(t.created_at)),
             h("td", {}, t.error ?? ""),
+            h("td", { class: "hash" }, t.refund_state ? `${t.refund_state} ${t.refund_tx_hash ?? ""}` : ""),
           ),
         ),
       { id: "transports" },
