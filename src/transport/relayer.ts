@@ -289,20 +289,35 @@ export class Relayer {
       .limit(20)
       .execute();
     for (const row of due) {
-      if (!(await this.claim(row.id))) continue;
-      try {
-        await this.deliver(row);
-      } catch (error) {
-        this.options.logger.warn({ err: error, transport: row.id }, "delivery attempt failed; will retry");
-        await this.note(row.id, { error: (error as Error).message.slice(0, 500) });
-      } finally {
-        await this.options.store.db
-          .updateTable("transports")
-          .set({ lease_owner: null, lease_until: null })
-          .where("id", "=", row.id)
-          .where("lease_owner", "=", this.instance)
-          .execute();
-      }
+      await this.underLease(
+        row,
+        () => this.deliver(row),
+        async (error) => {
+          this.options.logger.warn({ err: error, transport: row.id }, "delivery attempt failed; will retry");
+          await this.note(row.id, { error: (error as Error).message.slice(0, 500) });
+        },
+      );
+    }
+  }
+
+  /** Runs `work` on a transport only while this instance holds its lease; faults are retried next pass. */
+  private async underLease(
+    row: TransportsTable,
+    work: () => Promise<void>,
+    onFault: (error: unknown) => Promise<void>,
+  ): Promise<void> {
+    if (!(await this.claim(row.id))) return;
+    try {
+      await work();
+    } catch (error) {
+      await onFault(error);
+    } finally {
+      await this.options.store.db
+        .updateTable("transports")
+        .set({ lease_owner: null, lease_until: null })
+        .where("id", "=", row.id)
+        .where("lease_owner", "=", this.instance)
+        .execute();
     }
   }
 
@@ -465,19 +480,13 @@ export class Relayer {
       .limit(20)
       .execute();
     for (const row of due) {
-      if (!(await this.claim(row.id))) continue;
-      try {
-        await this.refund(row);
-      } catch (error) {
-        this.options.logger.warn({ err: error, transport: row.id }, "refund attempt failed; will retry");
-      } finally {
-        await this.options.store.db
-          .updateTable("transports")
-          .set({ lease_owner: null, lease_until: null })
-          .where("id", "=", row.id)
-          .where("lease_owner", "=", this.instance)
-          .execute();
-      }
+      await this.underLease(
+        row,
+        () => this.refund(row),
+        async (error) => {
+          this.options.logger.warn({ err: error, transport: row.id }, "refund attempt failed; will retry");
+        },
+      );
     }
   }
 
