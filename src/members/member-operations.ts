@@ -1,8 +1,8 @@
 /** The Members group's rows in the operation table: register_new_member and list_all_members. */
 import { Type } from "@sinclair/typebox";
-import { getAddress, type Hex } from "viem";
 import { defineOperation, type Operation } from "../http/operation.js";
 import { ChainIdField, chainIdOf } from "../tx/signed-input.js";
+import { parseAddress } from "../tx/transaction-service.js";
 import { MEMBER_ROLES, MEMBER_STATUSES, type MemberService } from "./member-service.js";
 
 const Address = Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "20-byte hex address" });
@@ -34,7 +34,7 @@ export function memberOperations(members: MemberService): Operation[] {
             name: input.name,
             chain_id: chainIdOf(input.chain_id),
             role: input.role,
-            ...(input.owner === undefined ? {} : { owner: getAddress(input.owner) as Hex }),
+            ...(input.owner === undefined ? {} : { owner: parseAddress(input.owner, "owner") }),
           },
           context.owner,
         ),

@@ -1,9 +1,10 @@
 /** The Token Management rows that act on one chain: create tokens, transfer them, deploy a contract. */
 import { Type } from "@sinclair/typebox";
-import { type Abi, getAddress, type Hex } from "viem";
+import type { Abi, Hex } from "viem";
 import { badRequest } from "../errors/chaingate-error.js";
 import { defineOperation, type Operation } from "../http/operation.js";
 import { SignerFields, unlockSigner } from "../tx/signed-input.js";
+import { parseAddress } from "../tx/transaction-service.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import { toUint, UintField } from "./amounts.js";
@@ -99,8 +100,8 @@ export function tokenOperations({ wallets, chains, tokens }: TokenOperationDeps)
         return tokens.transfer(
           await unlockSigner(wallets, chains, input, context.owner),
           {
-            token: getAddress(input.token) as Hex,
-            to: getAddress(input.to) as Hex,
+            token: parseAddress(input.token, "token"),
+            to: parseAddress(input.to, "to"),
             ...(amount === undefined ? {} : { amount }),
             ...(tokenId === undefined ? {} : { tokenId }),
           },

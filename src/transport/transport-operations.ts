@@ -1,11 +1,12 @@
 /** The Token Management rows that cross chains: the three transports and list_all_transports. */
 import { Type } from "@sinclair/typebox";
-import { getAddress, type Hex } from "viem";
+import type { Hex } from "viem";
 import { defineOperation, type Operation } from "../http/operation.js";
 import type { Store } from "../store/database.js";
 import { UintField } from "../tokens/amounts.js";
 import { AddressField, amountOrId } from "../tokens/token-operations.js";
 import { ChainIdField, chainIdOf, SignerFields, unlockSigner } from "../tx/signed-input.js";
+import { parseAddress } from "../tx/transaction-service.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import {
@@ -59,8 +60,8 @@ export function transportOperations({
     return transports.sendToken(
       await unlockSigner(wallets, chains, input, owner),
       {
-        token: getAddress(input.token) as Hex,
-        to: getAddress(input.to) as Hex,
+        token: parseAddress(input.token, "token"),
+        to: parseAddress(input.to, "to"),
         ...(amount === undefined ? {} : { amount }),
         ...(tokenId === undefined ? {} : { tokenId }),
         destinationChainId: chainIdOf(input.destination_chain_id),
@@ -114,7 +115,7 @@ export function transportOperations({
           await unlockSigner(wallets, chains, input, context.owner),
           {
             destinationChainId: chainIdOf(input.destination_chain_id),
-            destination: getAddress(input.destination) as Hex,
+            destination: parseAddress(input.destination, "destination"),
             payload: input.payload.toLowerCase() as Hex,
           },
           context.owner,

@@ -297,6 +297,15 @@ describeEachStore("members, tokens and transports on the embedded chains 1001 an
     const missing = await op(rt, "create_new_ERC20_token", { ...signer(), symbol: "X", initial_supply: 1 });
     expect(missing.error).toMatchObject({ code: -32602 });
     expect(missing.error?.message).toContain("name");
+    // A mixed-case address must be a valid EIP-55 checksum: a typo is caught, not sent.
+    const typo = await op(rt, "transfer_tokens", {
+      ...signer(),
+      token: "0x000000000000000000000000000000000000bEEf",
+      to: RECIPIENT_1002,
+      amount: 1,
+    });
+    expect(typo.error).toMatchObject({ code: -32602, data: { code: "INVALID_ADDRESS" } });
+    expect(typo.error?.message).toContain("token");
     const badAmount = await op(rt, "transfer_tokens", {
       ...signer(),
       token: RECIPIENT_1002,
