@@ -1,8 +1,9 @@
 /** The Members group's rows in the operation table: register_new_member and list_all_members. */
 import { Type } from "@sinclair/typebox";
 import { defineOperation, type Operation } from "../http/operation.js";
-import { ChainIdField, chainIdOf } from "../tx/signed-input.js";
+import { ChainIdField } from "../tx/signed-input.js";
 import { parseAddress } from "../tx/transaction-service.js";
+import { parseChainSelector } from "../upstream/chain-registry.js";
 import { MEMBER_ROLES, MEMBER_STATUSES, type MemberService } from "./member-service.js";
 
 const Address = Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "20-byte hex address" });
@@ -32,7 +33,7 @@ export function memberOperations(members: MemberService): Operation[] {
         members.register(
           {
             name: input.name,
-            chain_id: chainIdOf(input.chain_id),
+            chain_id: parseChainSelector(input.chain_id, "chain_id")!,
             role: input.role,
             ...(input.owner === undefined ? {} : { owner: parseAddress(input.owner, "owner") }),
           },
@@ -56,7 +57,9 @@ export function memberOperations(members: MemberService): Operation[] {
         members.list({
           ...(input.status === undefined ? {} : { status: input.status }),
           ...(input.role === undefined ? {} : { role: input.role }),
-          ...(input.chain_id === undefined ? {} : { chain_id: chainIdOf(input.chain_id) }),
+          ...(input.chain_id === undefined
+            ? {}
+            : { chain_id: parseChainSelector(input.chain_id, "chain_id")! }),
         }),
     }),
   ];

@@ -19,6 +19,7 @@ import type { Store } from "../store/database.js";
 import type { TransportKind, TransportsTable } from "../store/schema.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { newTransportRow } from "./transport-row.js";
 
 export interface RelayerOptions {
   store: Store;
@@ -198,35 +199,27 @@ export class Relayer {
     const blockNumber = Number(BigInt(log.blockNumber));
     await this.options.store.db
       .insertInto("transports")
-      .values({
-        id,
-        kind: transportKind,
-        with_data: withData,
-        source_chain_id: chain.chainId,
-        destination_chain_id: Number(destinationChainId),
-        sender,
-        recipient,
-        token,
-        amount,
-        token_id: tokenId,
-        payload_hash: payloadHash,
-        body,
-        state: "sent",
-        error: null,
-        source_tx_hash: log.transactionHash,
-        source_block: blockNumber,
-        destination_tx_hash: null,
-        search_from_block: null,
-        attempts: 0,
-        lease_owner: null,
-        lease_until: null,
-        owner: null,
-        created_at: now,
-        updated_at: now,
-        delivered_at: null,
-        refund_state: null,
-        refund_tx_hash: null,
-      })
+      .values(
+        newTransportRow(
+          {
+            id,
+            kind: transportKind,
+            with_data: withData,
+            source_chain_id: chain.chainId,
+            destination_chain_id: Number(destinationChainId),
+            sender,
+            recipient,
+            token,
+            amount,
+            token_id: tokenId,
+            payload_hash: payloadHash,
+            source_tx_hash: log.transactionHash,
+            body,
+            source_block: blockNumber,
+          },
+          now,
+        ),
+      )
       .onConflict((oc) =>
         oc.column("id").doUpdateSet({
           body,
@@ -278,17 +271,7 @@ export class Relayer {
   }
 
   private async deliverDue(): Promise<void> {
-    const now = this.now();
-    const due = await this.options.store.db
-      .selectFrom("transports")
-      .selectAll()
-      .where("state", "in", ["sent", "delivering"])
-      .where("source_block", "is not", null)
-      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
-      .orderBy("created_at")
-      .limit(20)
-      .execute();
-    for (const row of due) {
+    for (const row of await this.due("deliver")) {
       await this.underLease(
         row,
         () => this.deliver(row),
@@ -298,6 +281,22 @@ export class Relayer {
         },
       );
     }
+  }
+
+  /** Transports waiting for a delivery (seen on the source chain) or a refund, and not leased, oldest first. */
+  private due(work: "deliver" | "refund"): Promise<TransportsTable[]> {
+    const now = this.now();
+    return this.options.store.db
+      .selectFrom("transports")
+      .selectAll()
+      .$if(work === "deliver", (q) =>
+        q.where("state", "in", ["sent", "delivering"]).where("source_block", "is not", null),
+      )
+      .$if(work === "refund", (q) => q.where("state", "=", "failed").where("refund_state", "=", "pending"))
+      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
+      .orderBy("created_at")
+      .limit(20)
+      .execute();
   }
 
   /** Runs `work` on a transport only while this instance holds its lease; faults are retried next pass. */
@@ -469,17 +468,7 @@ export class Relayer {
 
   /** Refused token transports: closed on the destination (cancel), then minted back to the sender. */
   private async refundDue(): Promise<void> {
-    const now = this.now();
-    const due = await this.options.store.db
-      .selectFrom("transports")
-      .selectAll()
-      .where("state", "=", "failed")
-      .where("refund_state", "=", "pending")
-      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
-      .orderBy("created_at")
-      .limit(20)
-      .execute();
-    for (const row of due) {
+    for (const row of await this.due("refund")) {
       await this.underLease(
         row,
         () => this.refund(row),

@@ -5,9 +5,10 @@ import { defineOperation, type Operation } from "../http/operation.js";
 import type { Store } from "../store/database.js";
 import { UintField } from "../tokens/amounts.js";
 import { AddressField, amountOrId } from "../tokens/token-operations.js";
-import { ChainIdField, chainIdOf, SignerFields, unlockSigner } from "../tx/signed-input.js";
+import { ChainIdField, SignerFields, unlockSigner } from "../tx/signed-input.js";
 import { parseAddress } from "../tx/transaction-service.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
+import { parseChainSelector } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import {
   listTransports,
@@ -64,7 +65,7 @@ export function transportOperations({
         to: parseAddress(input.to, "to"),
         ...(amount === undefined ? {} : { amount }),
         ...(tokenId === undefined ? {} : { tokenId }),
-        destinationChainId: chainIdOf(input.destination_chain_id),
+        destinationChainId: parseChainSelector(input.destination_chain_id, "destination_chain_id")!,
         data: (input.data ?? "0x").toLowerCase() as Hex,
       },
       owner,
@@ -114,7 +115,7 @@ export function transportOperations({
         transports.sendMessage(
           await unlockSigner(wallets, chains, input, context.owner),
           {
-            destinationChainId: chainIdOf(input.destination_chain_id),
+            destinationChainId: parseChainSelector(input.destination_chain_id, "destination_chain_id")!,
             destination: parseAddress(input.destination, "destination"),
             payload: input.payload.toLowerCase() as Hex,
           },

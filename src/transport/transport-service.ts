@@ -7,10 +7,11 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import type { MemberService } from "../members/member-service.js";
 import { unknownChain } from "../rpc/rpc-errors.js";
 import type { Store } from "../store/database.js";
-import type { TransportKind, TransportsTable } from "../store/schema.js";
+import type { TransportKind } from "../store/schema.js";
 import type { TokenService } from "../tokens/token-service.js";
 import type { Signer } from "../tx/signed-input.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
+import { newTransportRow, type SentTransport } from "./transport-row.js";
 
 export interface TransportServiceOptions {
   store: Store;
@@ -159,48 +160,10 @@ export class TransportService {
   }
 
   /** The relayer may have seen the event first (it inserts from the chain): either order ends in one row. */
-  private async record(
-    row: Omit<
-      TransportsTable,
-      | "state"
-      | "error"
-      | "body"
-      | "source_block"
-      | "destination_tx_hash"
-      | "search_from_block"
-      | "attempts"
-      | "lease_owner"
-      | "lease_until"
-      | "owner"
-      | "created_at"
-      | "updated_at"
-      | "delivered_at"
-      | "refund_state"
-      | "refund_tx_hash"
-    >,
-    owner: string | null,
-  ): Promise<void> {
-    const now = this.now();
+  private async record(row: SentTransport, owner: string | null): Promise<void> {
     await this.options.store.db
       .insertInto("transports")
-      .values({
-        ...row,
-        state: "sent",
-        error: null,
-        body: null,
-        source_block: null,
-        destination_tx_hash: null,
-        search_from_block: null,
-        attempts: 0,
-        lease_owner: null,
-        lease_until: null,
-        owner,
-        created_at: now,
-        updated_at: now,
-        delivered_at: null,
-        refund_state: null,
-        refund_tx_hash: null,
-      })
+      .values(newTransportRow({ ...row, owner }, this.now()))
       .onConflict((oc) =>
         oc.column("id").doUpdateSet({
           source_tx_hash: row.source_tx_hash,

@@ -7,8 +7,9 @@ import type { WalletService } from "../wallets/wallet-service.js";
 export const ChainIdField = Type.Union(
   [
     Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-    Type.String({ pattern: "^(0x[0-9a-fA-F]{1,13}|[0-9]{1,16})$" }),
+    Type.String({ pattern: "^(0x[0-9a-fA-F]{1,13}|[0-9]{1,15})$" }),
   ],
+  // The same forms ChainRegistry's parseChainSelector reads (chain_id query, X-Chain-Id header).
   { description: "a configured chain id, as a number or a decimal or 0x string" },
 );
 
@@ -35,14 +36,6 @@ export interface Signer {
   index: number;
 }
 
-export function chainIdOf(raw: number | string): number {
-  return typeof raw === "number"
-    ? raw
-    : raw.startsWith("0x")
-      ? Number.parseInt(raw.slice(2), 16)
-      : Number(raw);
-}
-
 /** Picks the chain first (an unknown chain costs no KDF run), then opens the wallet's key. */
 export async function unlockSigner(
   wallets: WalletService,
@@ -50,10 +43,7 @@ export async function unlockSigner(
   input: SignerInput,
   owner: string | null,
 ): Promise<Signer> {
-  const chain = chains.select(
-    input.chain_id === undefined ? undefined : String(chainIdOf(input.chain_id)),
-    undefined,
-  );
+  const chain = chains.select(input.chain_id, undefined);
   const index = input.index ?? 0;
   const unlocked = await wallets.unlock(input.wallet_id, index, input.password, owner);
   return { chain, account: unlocked.account, walletId: input.wallet_id, index };
