@@ -4,26 +4,19 @@
  * must get a 4xx or a JSON-RPC error, and resident memory (sampled every 100 ms) is reported.
  * Run: npm run bench:hostile   (writes bench/results/hostile-load-<timestamp>.json)
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startChaingateProcess } from "./chaingate-process.js";
 
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 20_000);
 const IN_FLIGHT = 32;
 const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-hostile-"));
-const child = spawn(process.execPath, [new URL("../dist/main.js", import.meta.url).pathname], {
-  env: { ...process.env, PORT: "0", LOG_LEVEL: "info", CHAINGATE_DATA_DIR: dir, CHAINGATE_RATE_SIGN: "0" },
-  stdio: ["ignore", "pipe", "inherit"],
-});
-const url = await new Promise<string>((resolve, reject) => {
-  let out = "";
-  child.stdout!.on("data", (chunk: Buffer) => {
-    if (out.length < 100_000) out += chunk.toString();
-    const match = /"url":"(http:\/\/[^"]+)".*"msg":"chaingate ready"/.exec(out);
-    if (match) resolve(match[1]!);
-  });
-  child.once("exit", () => reject(new Error(`chaingate exited: ${out}`)));
+// One client sends all 20,000: its filter quota is raised so the 1,800 filters it installs count as load.
+const { child, url } = await startChaingateProcess({
+  CHAINGATE_DATA_DIR: dir,
+  CHAINGATE_RATE_SIGN: "0",
+  CHAINGATE_MAX_FILTERS_PER_KEY: "100000",
 });
 
 async function post(path: string, body: string, headers: Record<string, string> = {}) {

@@ -3,14 +3,15 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { KeyRing } from "./auth/key-ring.js";
-import type { RateLimiter } from "./auth/rate-limiter.js";
 import type { Config } from "./config/config.js";
 import type { FilterService } from "./filters/filter-service.js";
+import type { LogQuery } from "./filters/log-query.js";
 import type { SubscriptionHub } from "./filters/subscription-hub.js";
-import { useAccessControl } from "./http/access-control.js";
+import { type RateLimiters, useAccessControl } from "./http/access-control.js";
+import { useBrowserGuard } from "./http/browser-guard.js";
 import { consoleRoutes } from "./http/console-routes.js";
 import { healthRoutes } from "./http/health-routes.js";
-import { networkRoutes } from "./http/network-routes.js";
+import { type EmbeddedStatus, networkRoutes } from "./http/network-routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import type { Operation } from "./http/operation.js";
 import { operationRoutes } from "./http/operation-routes.js";
@@ -20,6 +21,7 @@ import { transactionRoutes } from "./http/transaction-routes.js";
 import { formatValidationErrors } from "./http/validation-errors.js";
 import { walletRoutes } from "./http/wallet-routes.js";
 import { registerWebSocket } from "./http/websocket-routes.js";
+import { FairGate } from "./keys/fair-gate.js";
 import type { Metrics } from "./metrics/metrics.js";
 import { RpcDispatcher } from "./rpc/dispatcher.js";
 import { errorText } from "./rpc/envelope.js";
@@ -29,6 +31,7 @@ import type { Store } from "./store/database.js";
 import type { IdempotencyStore } from "./tx/idempotency.js";
 import type { TransactionService } from "./tx/transaction-service.js";
 import type { ChainRegistry } from "./upstream/chain-registry.js";
+import type { ReadinessMonitor } from "./upstream/readiness.js";
 import type { ResponseCache } from "./upstream/response-cache.js";
 import type { WalletService } from "./wallets/wallet-service.js";
 
@@ -38,6 +41,7 @@ export interface AppDeps {
   store: Store;
   chains: ChainRegistry;
   filters: FilterService;
+  logs: LogQuery;
   wallets: WalletService;
   transactions: TransactionService;
   cache: ResponseCache;
@@ -47,8 +51,16 @@ export interface AppDeps {
   operations: readonly Operation[];
   idempotency: IdempotencyStore;
   keys: KeyRing;
-  limiter: RateLimiter;
+  limiters: RateLimiters;
+  readiness: ReadinessMonitor;
+  embedded?: (chainId: number) => EmbeddedStatus | undefined;
 }
+
+/**
+ * Node calls the gateway has in flight before further ones queue, served fairly between tenants
+ * (each queued call is bounded by the per-key limits on requests in flight).
+ */
+const UPSTREAM_CALLS_IN_FLIGHT = 64;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
@@ -71,7 +83,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     schemaErrorFormatter: formatValidationErrors,
   });
 
-  useAccessControl(app, deps.keys, deps.limiter);
+  useBrowserGuard(app, {
+    keys: deps.keys,
+    listenHost: config.host,
+    vhosts: config.vhosts,
+    allowedOrigins: config.allowedOrigins,
+  });
+  useAccessControl(app, deps.keys, deps.limiters, config.limits.concurrentPerKey);
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
@@ -107,9 +125,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerOpenApi(app);
   const dispatcher = new RpcDispatcher({
     filters: deps.filters,
+    logs: deps.logs,
     cache: deps.cache,
     onCall: (method, ok) => deps.metrics.observeRpcCall(method, ok),
     policy: methodPolicy(config.allowMethods, config.denyMethods),
+    upstreamGate: new FairGate({
+      what: "node calls",
+      code: "UPSTREAM_BUSY",
+      permits: UPSTREAM_CALLS_IN_FLIGHT,
+      perTenant: Number.MAX_SAFE_INTEGER,
+      queue: Number.MAX_SAFE_INTEGER,
+    }),
   });
   app.get(
     "/metrics",
@@ -123,12 +149,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     hub: deps.hub,
     batchLimit: config.batchLimit,
     maxMessageBytes: config.bodyLimit,
+    keys: deps.keys,
+    logs: deps.logs,
+    socketsPerKey: config.limits.socketsPerKey,
   });
   await app.register(rpcRoutes, {
     chains: deps.chains,
     dispatcher,
     batchLimit: config.batchLimit,
     bodyLimit: config.bodyLimit,
+    maxResponseBytes: config.limits.responseBytes,
   });
   await app.register(walletRoutes, { wallets: deps.wallets, maxAddresses: config.maxAddressesPerWallet });
   await app.register(transactionRoutes, { transactions: deps.transactions });
@@ -137,8 +167,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     idempotency: deps.idempotency,
     bodyLimit: config.bodyLimit,
   });
-  await app.register(networkRoutes, { chains: deps.chains });
+  await app.register(networkRoutes, {
+    chains: deps.chains,
+    ...(deps.embedded ? { embedded: deps.embedded } : {}),
+  });
   await app.register(consoleRoutes);
-  await app.register(healthRoutes, { chains: deps.chains, startedAt: Date.now() });
+  await app.register(healthRoutes, { readiness: deps.readiness, startedAt: Date.now() });
   return app;
 }

@@ -18,6 +18,7 @@ import { type Devnet, startDevnet } from "./devnet/devnet.js";
 import { devnetFunder } from "./devnet/fund-addresses.js";
 import { ChaingateError } from "./errors/chaingate-error.js";
 import { FilterService } from "./filters/filter-service.js";
+import { LogQuery } from "./filters/log-query.js";
 import { PendingPool } from "./filters/pending-pool.js";
 import { SubscriptionHub } from "./filters/subscription-hub.js";
 import type { Operation } from "./http/operation.js";
@@ -27,6 +28,7 @@ import { createLogger } from "./logging/create-logger.js";
 import { memberOperations } from "./members/member-operations.js";
 import { MemberService } from "./members/member-service.js";
 import { Metrics } from "./metrics/metrics.js";
+import { prepareDataDir } from "./store/data-dir.js";
 import { openStore, type Store } from "./store/database.js";
 import { tokenOperations } from "./tokens/token-operations.js";
 import { TokenService } from "./tokens/token-service.js";
@@ -41,10 +43,10 @@ import { TransactionPipeline } from "./tx/transaction-pipeline.js";
 import { TransactionService } from "./tx/transaction-service.js";
 import { TransactionTracker } from "./tx/transaction-tracker.js";
 import { transferOperations } from "./tx/transfer-operations.js";
-import { type Chain, ChainRegistry } from "./upstream/chain-registry.js";
-import { HeadTracker } from "./upstream/head-tracker.js";
+import { ChainRegistry } from "./upstream/chain-registry.js";
+import { ReadinessMonitor } from "./upstream/readiness.js";
+import { resolveChain } from "./upstream/resolve-chain.js";
 import { ResponseCache } from "./upstream/response-cache.js";
-import { UpstreamPool } from "./upstream/upstream-pool.js";
 import { WsHeadWatcher } from "./upstream/ws-head-watcher.js";
 import { WalletService } from "./wallets/wallet-service.js";
 
@@ -74,48 +76,6 @@ export interface RuntimeOptions {
   relay?: boolean;
 }
 
-/** Asks every upstream of a chain for its chain id; they must agree with each other and the config. */
-async function resolveChain(
-  entry: { chainId?: number | undefined; name?: string | undefined; urls: string[] },
-  timeoutMs: number,
-  headPollMs: number,
-  logger: Logger,
-): Promise<Chain> {
-  const provisional = new UpstreamPool(entry.chainId ?? 0, entry.urls, timeoutMs);
-  const ids = await Promise.all(
-    provisional.upstreams.map(async (u) => {
-      try {
-        return Number(BigInt(String(await u.call({ method: "eth_chainId", params: [] }))));
-      } catch (error) {
-        throw new ChaingateError(
-          `upstream ${u.label} did not answer eth_chainId: ${(error as Error).message}`,
-          {
-            code: "UPSTREAM_UNAVAILABLE",
-            retryable: true,
-            cause: error,
-          },
-        );
-      }
-    }),
-  );
-  await provisional.close();
-  const distinct = [...new Set(ids)];
-  if (distinct.length !== 1 || (entry.chainId !== undefined && distinct[0] !== entry.chainId)) {
-    throw new ChaingateError(
-      `upstreams of chain ${entry.chainId ?? "(unnamed)"} report chain ids ${ids.join(", ")}`,
-      { code: "CHAIN_ID_MISMATCH" },
-    );
-  }
-  const chainId = distinct[0]!;
-  const pool = new UpstreamPool(chainId, entry.urls, timeoutMs);
-  return {
-    chainId,
-    name: entry.name ?? `chain-${chainId}`,
-    pool,
-    head: new HeadTracker(pool, headPollMs, logger),
-  };
-}
-
 /** Loopback only: 127.0.0.0/8, ::1, localhost. */
 export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
@@ -135,6 +95,12 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
   };
 
   try {
+    const looseMode = prepareDataDir(config.dataDir);
+    if (looseMode !== undefined)
+      logger.warn(
+        { dataDir: config.dataDir, mode: looseMode.toString(8) },
+        "the data directory can be read by other users and holds every keystore: chmod 700 it",
+      );
     let devnet: Devnet | undefined;
     let entries: { chainId?: number; name?: string; urls: string[]; ws?: (string | undefined)[] }[];
     if (config.chains === undefined) {
@@ -155,7 +121,9 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       }));
     }
     const chainList = await Promise.all(
-      entries.map((e) => resolveChain(e, config.upstreamTimeoutMs, config.headPollMs, logger)),
+      entries.map((e) =>
+        resolveChain(e, { timeoutMs: config.upstreamTimeoutMs, headPollMs: config.headPollMs, logger }),
+      ),
     );
     cleanups.push(async () => {
       await Promise.all(chainList.map((c) => c.pool.close()));
@@ -171,8 +139,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
             url: ws,
             logger,
             onHead: (head) => {
-              chain.pool.noteHead(label, head);
-              chain.head?.observe(head);
+              if (chain.pool.noteHead(label, head)) chain.head?.observe(head);
             },
           }),
         ];
@@ -190,11 +157,16 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       });
     }
     const chains = new ChainRegistry(chainList, config.homeChainId ?? chainList[0]!.chainId);
+    const readiness = new ReadinessMonitor(chains, 1_000, logger);
+    await readiness.check();
+    readiness.start();
+    cleanups.push(() => readiness.stop());
 
     const store = await openStore(
       config.databaseUrl
         ? { kind: "postgres", url: config.databaseUrl }
         : { kind: "sqlite", path: join(config.dataDir, "chaingate.sqlite") },
+      (error) => logger.warn({ err: error }, "database connection lost; the next query opens a fresh one"),
     );
     cleanups.push(() => store.close());
 
@@ -207,7 +179,14 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     });
     await pending.start();
     cleanups.push(() => pending.stop());
-    const filters = new FilterService({ store, pending, idleMs: config.filterIdleSeconds * 1000 });
+    const logs = new LogQuery(config.limits);
+    const filters = new FilterService({
+      store,
+      pending,
+      idleMs: config.filterIdleSeconds * 1000,
+      logs,
+      maxPerTenant: config.limits.filtersPerKey,
+    });
     const sweeper = setInterval(
       () => {
         filters.sweep().catch((error: unknown) => logger.warn({ err: error }, "filter sweep failed"));
@@ -334,7 +313,9 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     }
 
     const cache = new ResponseCache(config.cacheMb * 1024 * 1024);
-    const hub = new SubscriptionHub(logger, config.headPollMs, pending);
+    // A chain that went back may differ anywhere, even in blocks cached as final.
+    for (const chain of chainList) chain.head?.onReset(() => cache.clear());
+    const hub = new SubscriptionHub(logger, config.headPollMs, pending, config.limits.subscriptionsPerKey);
     cleanups.push(async () => hub.close());
     const metrics = new Metrics({ chains, store, cache, hub, deriver });
     const app = await buildApp({
@@ -343,6 +324,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       store,
       chains,
       filters,
+      logs,
       wallets,
       transactions,
       cache,
@@ -351,7 +333,19 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       operations,
       idempotency,
       keys,
-      limiter: new RateLimiter(config.rateLimits),
+      readiness,
+      ...(devnet
+        ? {
+            embedded: (chainId: number) => {
+              const node = devnet!.nodes.find((n) => n.chainId === chainId);
+              return node && { status: node.status, restarts: node.restarts };
+            },
+          }
+        : {}),
+      limiters: {
+        withKeys: new RateLimiter(config.rateLimits),
+        withoutKeys: new RateLimiter(config.rateLimitsWithoutKeys),
+      },
     });
     cleanups.push(async () => {
       // Stop accepting, let in-flight requests finish, but only for so long.

@@ -16,6 +16,7 @@ export class KeyRing {
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private readonly listeners = new Set<(active: ReadonlySet<string>) => void>();
 
   constructor(
     private readonly store: ApiKeyStore,
@@ -35,6 +36,12 @@ export class KeyRing {
 
   stop(): void {
     clearInterval(this.timer);
+  }
+
+  /** Told the ids of the active keys after every read (what holds a revoked key's resources lets go). */
+  onChange(listener: (active: ReadonlySet<string>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Whether any key is active, as of the last read (at most about a second old once started). */
@@ -70,6 +77,16 @@ export class KeyRing {
       .then((rows) => {
         this.keys = new Map([...rows].map(([hash, row]) => [hash, { keyId: row.id, role: row.role }]));
         this.loadedAt = this.now();
+        if (this.listeners.size > 0) {
+          const active = new Set([...this.keys.values()].map((t) => t.keyId));
+          for (const listener of this.listeners) {
+            try {
+              listener(active);
+            } catch {
+              // A listener's failure must not fail the key read that every request relies on.
+            }
+          }
+        }
       })
       .finally(() => {
         this.loading = undefined;

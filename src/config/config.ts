@@ -12,6 +12,10 @@ export interface ChainConfig {
   readonly upstreams: readonly UpstreamConfig[];
 }
 
+export type RateLimits = Readonly<
+  Record<"read" | "sign" | "wallet_create", { readonly count: number; readonly perMs: number }>
+>;
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -49,14 +53,34 @@ export interface Config {
   readonly relayerIntervalMs: number;
   /** Listen beyond loopback without API keys. */
   readonly insecure: boolean;
-  readonly rateLimits: Readonly<
-    Record<"read" | "sign" | "wallet_create", { readonly count: number; readonly perMs: number }>
-  >;
+  /** Per API key, when keys exist. */
+  readonly rateLimits: RateLimits;
+  /** Per client address when no key exists: only the limits an operator set explicitly. */
+  readonly rateLimitsWithoutKeys: RateLimits;
   readonly denyMethods: readonly string[];
   /** Empty: every method in the table. */
   readonly allowMethods: readonly string[];
   readonly requestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
+  /** Without API keys: Host names accepted besides IP literals and localhost. */
+  readonly vhosts: readonly string[];
+  /** Without API keys: browser origins accepted besides chaingate's own. */
+  readonly allowedOrigins: readonly string[];
+  readonly limits: ResourceLimits;
+}
+
+/** What one tenant (API key, or client address without keys) or one request may hold or ask for. */
+export interface ResourceLimits {
+  readonly filtersPerKey: number;
+  readonly subscriptionsPerKey: number;
+  readonly socketsPerKey: number;
+  readonly filterAddresses: number;
+  readonly logsRange: number;
+  readonly logsResults: number;
+  /** Largest answer to one call or one batch, and largest node answer read. */
+  readonly responseBytes: number;
+  /** HTTP requests one API key may have in flight (0: no limit). */
+  readonly concurrentPerKey: number;
 }
 
 export const DEVNET_HOME_CHAIN_ID = 1001;

@@ -45,13 +45,23 @@ const DEFAULTS: OptionValues = {
   operatorKey: undefined,
   relayerIntervalMs: 500,
   insecure: false,
-  rateRead: 0,
-  rateSign: 50,
-  rateWallets: 30,
+  rateRead: undefined,
+  rateSign: undefined,
+  rateWallets: undefined,
   denyMethods: [],
   allowMethods: [],
   requestTimeoutMs: 30_000,
   shutdownTimeoutMs: 10_000,
+  vhosts: ["localhost"],
+  allowedOrigins: [],
+  maxFiltersPerKey: 1000,
+  maxSubscriptionsPerKey: 1000,
+  maxSocketsPerKey: 100,
+  maxFilterAddresses: 1000,
+  maxLogsRange: 10_000,
+  maxLogsResults: 10_000,
+  maxResponseMb: 64,
+  maxConcurrentPerKey: 512,
 };
 
 /** Splits argv into `--flag value` / `--flag=value` pairs; unknown flags are problems, not ignored. */
@@ -226,15 +236,33 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     operatorKey: v.operatorKey as `0x${string}` | undefined,
     relayerIntervalMs: v.relayerIntervalMs,
     insecure: v.insecure,
+    // With API keys the documented defaults apply; with none (one local user) only limits set on purpose.
     rateLimits: {
-      read: { count: v.rateRead, perMs: 1000 },
-      sign: { count: v.rateSign, perMs: 1000 },
-      wallet_create: { count: v.rateWallets, perMs: 60_000 },
+      read: { count: v.rateRead ?? 0, perMs: 1000 },
+      sign: { count: v.rateSign ?? 50, perMs: 1000 },
+      wallet_create: { count: v.rateWallets ?? 30, perMs: 60_000 },
+    },
+    rateLimitsWithoutKeys: {
+      read: { count: v.rateRead ?? 0, perMs: 1000 },
+      sign: { count: v.rateSign ?? 0, perMs: 1000 },
+      wallet_create: { count: v.rateWallets ?? 0, perMs: 60_000 },
     },
     denyMethods: v.denyMethods,
     allowMethods: v.allowMethods,
     requestTimeoutMs: v.requestTimeoutMs,
     shutdownTimeoutMs: v.shutdownTimeoutMs,
+    vhosts: v.vhosts,
+    allowedOrigins: v.allowedOrigins,
+    limits: {
+      filtersPerKey: v.maxFiltersPerKey,
+      subscriptionsPerKey: v.maxSubscriptionsPerKey,
+      socketsPerKey: v.maxSocketsPerKey,
+      filterAddresses: v.maxFilterAddresses,
+      logsRange: v.maxLogsRange,
+      logsResults: v.maxLogsResults,
+      responseBytes: v.maxResponseMb * 1024 * 1024,
+      concurrentPerKey: v.maxConcurrentPerKey,
+    },
   };
   return deepFreeze(config);
 }

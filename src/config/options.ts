@@ -43,13 +43,23 @@ export interface OptionValues {
   operatorKey: string | undefined;
   relayerIntervalMs: number;
   insecure: boolean;
-  rateRead: number;
-  rateSign: number;
-  rateWallets: number;
+  rateRead: number | undefined;
+  rateSign: number | undefined;
+  rateWallets: number | undefined;
   denyMethods: string[];
   allowMethods: string[];
   requestTimeoutMs: number;
   shutdownTimeoutMs: number;
+  vhosts: string[];
+  allowedOrigins: string[];
+  maxFiltersPerKey: number;
+  maxSubscriptionsPerKey: number;
+  maxSocketsPerKey: number;
+  maxFilterAddresses: number;
+  maxLogsRange: number;
+  maxLogsResults: number;
+  maxResponseMb: number;
+  maxConcurrentPerKey: number;
 }
 
 function integer(min: number, max: number): OptionSpec["parse"] {
@@ -88,6 +98,34 @@ function methodList(raw: string): { value: string[] } | { error: string } {
   return bad === undefined
     ? { value: names }
     : { error: `"${bad}" is not a method name (letters, digits, _; a trailing * matches a prefix)` };
+}
+
+function hostList(raw: string): { value: string[] } | { error: string } {
+  const hosts = raw
+    .split(",")
+    .map((part) => part.trim().toLowerCase())
+    .filter((part) => part !== "");
+  const bad = hosts.find((h) => h !== "*" && !/^(\*\.)?[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(h));
+  return bad === undefined ? { value: hosts } : { error: `"${bad}" is not a host name (or *, or *.domain)` };
+}
+
+function originList(raw: string): { value: string[] } | { error: string } {
+  const origins = raw
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "");
+  for (const origin of origins) {
+    if (origin === "*") continue;
+    let parsed: URL;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      return { error: `"${origin}" is not an origin (scheme://host[:port])` };
+    }
+    if (parsed.origin !== origin)
+      return { error: `"${origin}" is not an origin; did you mean "${parsed.origin}"?` };
+  }
+  return { value: origins };
 }
 
 function httpUrlList(raw: string): { value: string[] } | { error: string } {
@@ -368,7 +406,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: "CHAINGATE_RATE_SIGN",
     flag: "--rate-sign",
     help: "signed operations (transactions, tokens, transports, members) per second per key; 0: no limit",
-    defaultText: "50",
+    defaultText: "50 with API keys, off without",
     parse: integer(0, 1_000_000),
   },
   {
@@ -376,7 +414,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: "CHAINGATE_RATE_WALLETS",
     flag: "--rate-wallets",
     help: "wallet creations per minute per key; 0: no limit",
-    defaultText: "30",
+    defaultText: "30 with API keys, off without",
     parse: integer(0, 1_000_000),
   },
   {
@@ -392,6 +430,86 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: "--allow-methods",
     help: "when set, only these node methods are served (comma-separated, prefixes with *)",
     parse: methodList,
+  },
+  {
+    key: "vhosts",
+    env: "CHAINGATE_VHOSTS",
+    flag: "--vhosts",
+    help: "without API keys: host names accepted in the Host header besides IP addresses and localhost (DNS-rebinding guard, as geth's --http.vhosts); * for any",
+    defaultText: "localhost",
+    parse: hostList,
+  },
+  {
+    key: "allowedOrigins",
+    env: "CHAINGATE_ALLOWED_ORIGINS",
+    flag: "--allowed-origins",
+    help: "without API keys: browser origins allowed besides chaingate's own (HTTP and WebSocket); * for any",
+    defaultText: "none",
+    parse: originList,
+  },
+  {
+    key: "maxFiltersPerKey",
+    env: "CHAINGATE_MAX_FILTERS_PER_KEY",
+    flag: "--max-filters-per-key",
+    help: "installed filters one API key (or, without keys, one client address) may hold",
+    defaultText: "1000",
+    parse: integer(1, 1_000_000),
+  },
+  {
+    key: "maxSubscriptionsPerKey",
+    env: "CHAINGATE_MAX_SUBSCRIPTIONS_PER_KEY",
+    flag: "--max-subscriptions-per-key",
+    help: "eth_subscribe subscriptions one API key (or client address) may hold over all its sockets",
+    defaultText: "1000",
+    parse: integer(1, 1_000_000),
+  },
+  {
+    key: "maxSocketsPerKey",
+    env: "CHAINGATE_MAX_SOCKETS_PER_KEY",
+    flag: "--max-sockets-per-key",
+    help: "open WebSockets per API key (or client address)",
+    defaultText: "100",
+    parse: integer(1, 100_000),
+  },
+  {
+    key: "maxFilterAddresses",
+    env: "CHAINGATE_MAX_FILTER_ADDRESSES",
+    flag: "--max-filter-addresses",
+    help: "addresses (and topics per position) in one log filter, subscription or eth_getLogs",
+    defaultText: "1000",
+    parse: integer(1, 100_000),
+  },
+  {
+    key: "maxLogsRange",
+    env: "CHAINGATE_MAX_LOGS_RANGE",
+    flag: "--max-logs-range",
+    help: "blocks one eth_getLogs (or eth_getFilterLogs) may span",
+    defaultText: "10000",
+    parse: integer(1, 100_000_000),
+  },
+  {
+    key: "maxLogsResults",
+    env: "CHAINGATE_MAX_LOGS_RESULTS",
+    flag: "--max-logs-results",
+    help: "logs one eth_getLogs, eth_getFilterLogs or eth_getFilterChanges may answer",
+    defaultText: "10000",
+    parse: integer(1, 10_000_000),
+  },
+  {
+    key: "maxConcurrentPerKey",
+    env: "CHAINGATE_MAX_CONCURRENT_PER_KEY",
+    flag: "--max-concurrent-per-key",
+    help: "HTTP requests one API key may have in flight (0: no limit; none without keys)",
+    defaultText: "512",
+    parse: integer(0, 1_000_000),
+  },
+  {
+    key: "maxResponseMb",
+    env: "CHAINGATE_MAX_RESPONSE_MB",
+    flag: "--max-response-mb",
+    help: "largest answer chaingate sends for one call or one whole batch, and reads from a node, in MiB",
+    defaultText: "64",
+    parse: integer(1, 4096),
   },
   {
     key: "requestTimeoutMs",

@@ -1,12 +1,27 @@
 /** The operator account: signs registry writes and relays transports. */
-import { keccak256, type LocalAccount, toBytes } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { Hex, LocalAccount } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Config } from "../config/config.js";
 
-/** Public on purpose: it only ever holds devnet ether, minted by anvil_setBalance. */
-export const DEVNET_OPERATOR_KEY = keccak256(toBytes("chaingate devnet operator"));
+/**
+ * The devnet's operator key: made at random on the first start and kept in the data dir (0600).
+ * A key anyone could compute would let any caller sign registry writes as the operator.
+ */
+function devnetOperatorKey(dataDir: string): Hex {
+  const file = join(dataDir, "devnet", "operator.key");
+  if (existsSync(file)) {
+    const stored = readFileSync(file, "utf8").trim();
+    if (/^0x[0-9a-fA-F]{64}$/.test(stored)) return stored as Hex;
+  }
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const key = generatePrivateKey();
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}
 
 export function operatorAccount(config: Config, onDevnet: boolean): LocalAccount | undefined {
   if (config.operatorKey !== undefined) return privateKeyToAccount(config.operatorKey);
-  return onDevnet ? privateKeyToAccount(DEVNET_OPERATOR_KEY) : undefined;
+  return onDevnet ? privateKeyToAccount(devnetOperatorKey(config.dataDir)) : undefined;
 }

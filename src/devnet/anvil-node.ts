@@ -1,6 +1,6 @@
 /** One embedded anvil chain: started under a guard that ends it with chaingate, whatever way chaingate ends. */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Logger } from "pino";
@@ -18,26 +18,42 @@ export interface AnvilOptions {
   port?: number;
 }
 
+/** running; restarting after it died; failed once the restarts ran out. */
+export type AnvilStatus = "running" | "restarting" | "failed";
+
 export interface AnvilNode {
   readonly chainId: number;
   readonly url: string;
+  /** The current anvil process (a new one after each restart). */
   readonly pid: number;
+  readonly status: AnvilStatus;
+  /** Times the supervisor brought it back after it died. */
+  readonly restarts: number;
   stop(): Promise<void>;
 }
 
+/** Consecutive failed restarts before the supervisor gives up (the chain stays down, /readyz says so). */
+const MAX_RESTART_ATTEMPTS = 8;
+/** A node that stays up this long has recovered: its attempt count starts again. */
+const STABLE_AFTER_MS = 30_000;
+
 /**
- * The guard: runs anvil in the background and waits on stdin. chaingate holds the other end of
- * that pipe; when chaingate exits for any reason (even SIGKILL) the pipe closes, `read` returns,
- * and the guard stops anvil with SIGTERM, which also makes anvil write its state file.
+ * The guard: runs anvil and a watcher of stdin in the background. chaingate holds the other end of
+ * that pipe; when chaingate exits for any reason (even SIGKILL) the pipe closes, `read` returns, and
+ * the watcher stops anvil with SIGTERM, which also makes anvil write its state file. The guard
+ * itself waits on anvil, so when anvil dies on its own the guard ends too and chaingate sees it.
+ * (fd 3: a background job's stdin is /dev/null unless redirected explicitly.)
  */
 const GUARD = [
-  '"$@" &',
+  "exec 3<&0",
+  '"$@" 3<&- &',
   "child=$!",
   'echo "chaingate-anvil-pid $child"',
   "trap 'kill -TERM \"$child\" 2>/dev/null' INT TERM HUP",
-  "read -r _line || true",
-  'kill -TERM "$child" 2>/dev/null',
-  'wait "$child"',
+  '{ read -r _line <&3 || true; kill -TERM "$child" 2>/dev/null; } &',
+  "watcher=$!",
+  'while kill -0 "$child" 2>/dev/null; do wait "$child"; done',
+  'kill "$watcher" 2>/dev/null',
 ].join("\n");
 
 function alive(pid: number): boolean {
@@ -74,13 +90,16 @@ async function clearStale(pidFile: string, statePath: string, logger: Logger): P
   rmSync(pidFile, { force: true });
 }
 
-export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
-  const { chainId, dir, blockTime, logger } = options;
-  mkdirSync(dir, { recursive: true });
-  const statePath = join(dir, "state.json");
-  const pidFile = join(dir, "anvil.pid");
-  await clearStale(pidFile, statePath, logger);
+interface Spawned {
+  pid: number;
+  url: string;
+  exited: Promise<number | null>;
+  /** Ends the guard, which makes anvil save its state and exit. */
+  stop(): Promise<void>;
+}
 
+async function spawnAnvil(options: AnvilOptions, statePath: string, pidFile: string): Promise<Spawned> {
+  const { chainId, blockTime, logger } = options;
   const args = [
     anvilBinaryPath(),
     "--host",
@@ -91,8 +110,9 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
     String(chainId),
     "--state",
     statePath,
+    // The shortest interval anvil takes; what a crash loses after that, the tracker reconciles.
     "--state-interval",
-    "2",
+    "1",
     ...(blockTime > 0 ? ["--block-time", String(blockTime)] : []),
   ];
   const child: ChildProcessWithoutNullStreams = spawn(
@@ -156,6 +176,104 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
     await stop();
     throw new ChaingateError((error as Error).message, { code: "DEVNET_START_FAILED", cause: error });
   }
-  log.info({ url, pid: anvilPid }, "embedded chain started");
-  return { chainId, url, pid: anvilPid, stop };
+  return { pid: anvilPid, url, exited, stop };
+}
+
+/**
+ * Starts anvil and supervises it: when it dies (a crash, the OOM killer, kill -9) it is started
+ * again on the same port from its saved state, with back-off, a bounded number of times in a row.
+ */
+export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
+  const { chainId, dir, logger } = options;
+  mkdirSync(dir, { recursive: true });
+  const statePath = join(dir, "state.json");
+  const pidFile = join(dir, "anvil.pid");
+  await clearStale(pidFile, statePath, logger);
+  const log = logger.child({ chainId, component: "anvil" });
+
+  let current = await spawnAnvil(options, statePath, pidFile);
+  const port = Number(new URL(current.url).port);
+  let stopping = false;
+  let status: AnvilStatus = "running";
+  let restarts = 0;
+  let restarting: Promise<void> | undefined;
+  // The back-off between restarts ends early when chaingate stops.
+  let wake: () => void = () => {};
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  const supervise = (spawned: Spawned, startedAt: number, attempt: number): void => {
+    void spawned.exited.then(() => {
+      if (stopping || spawned !== current) return;
+      status = "restarting";
+      const failures = Date.now() - startedAt >= STABLE_AFTER_MS ? 0 : attempt;
+      log.error(
+        { pid: spawned.pid, attempt: failures + 1 },
+        "embedded chain died; restarting it from its saved state",
+      );
+      restarting = restart(failures).catch((error: unknown) => {
+        status = "failed";
+        log.fatal({ err: error }, "embedded chain could not be restarted; it stays down");
+      });
+    });
+  };
+
+  const restart = async (failures: number): Promise<void> => {
+    for (let attempt = failures; attempt < MAX_RESTART_ATTEMPTS; attempt++) {
+      await pause(Math.min(250 * 2 ** attempt, 10_000));
+      if (stopping) return;
+      // A state file cut off mid-write cannot be loaded: after two refusals it is set aside.
+      if (attempt - failures === 2 && existsSync(statePath)) {
+        const aside = `${statePath}.unreadable-${Date.now()}`;
+        renameSync(statePath, aside);
+        log.error({ aside }, "embedded chain's state file could not be loaded; starting from an empty chain");
+      }
+      try {
+        await clearStale(pidFile, statePath, logger);
+        const spawned = await spawnAnvil({ ...options, port }, statePath, pidFile);
+        if (stopping) {
+          await spawned.stop();
+          return;
+        }
+        current = spawned;
+        status = "running";
+        restarts++;
+        log.warn({ pid: spawned.pid, restarts }, "embedded chain restarted");
+        supervise(spawned, Date.now(), attempt + 1);
+        return;
+      } catch (error) {
+        log.error({ err: error, attempt: attempt + 1 }, "embedded chain restart failed");
+      }
+    }
+    status = "failed";
+    log.fatal({ attempts: MAX_RESTART_ATTEMPTS }, "embedded chain could not be restarted; it stays down");
+  };
+
+  supervise(current, Date.now(), 0);
+  log.info({ url: current.url, pid: current.pid }, "embedded chain started");
+  return {
+    chainId,
+    url: current.url,
+    get pid() {
+      return current.pid;
+    },
+    get status() {
+      return status;
+    },
+    get restarts() {
+      return restarts;
+    },
+    stop: async () => {
+      stopping = true;
+      wake();
+      await restarting;
+      await current.stop();
+    },
+  };
 }

@@ -38,3 +38,24 @@ export function matchPart(criteria: LogCriteria): Pick<LogCriteria, "address" | 
 }
 
 export const toHex = (n: number): string => `0x${n.toString(16)}`;
+
+const same = (a: string | null | undefined, b: string | undefined): boolean =>
+  a === null || a === undefined || (b !== undefined && a.toLowerCase() === b.toLowerCase());
+
+/** Whether a log matches criteria's address and topics, as a node decides it. */
+export function logMatches(criteria: LogCriteria, log: { address?: string; topics?: string[] }): boolean {
+  if (criteria.address !== undefined) {
+    const wanted = [criteria.address].flat();
+    if (!wanted.some((a) => same(a, log.address))) return false;
+  }
+  const topics = criteria.topics ?? [];
+  for (let i = 0; i < topics.length; i++) {
+    const wanted = topics[i];
+    if (wanted === null || wanted === undefined) continue;
+    const actual = log.topics?.[i];
+    const options = [wanted].flat();
+    if (options.length === 0 || options.some((t) => t === null)) continue;
+    if (!options.some((t) => same(t, actual))) return false;
+  }
+  return true;
+}

@@ -3,7 +3,8 @@ import { filterNotFound } from "../rpc/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { type LogCriteria, matchPart, numericBlock, toHex } from "./filter-criteria.js";
+import { type LogCriteria, numericBlock, toHex } from "./filter-criteria.js";
+import { type LogQuery, limitExceeded } from "./log-query.js";
 import type { PendingPool } from "./pending-pool.js";
 import { randomQuantityId } from "./random-id.js";
 
@@ -12,6 +13,10 @@ export interface FilterServiceOptions {
   /** Pending-transaction hashes as the gateway saw them. */
   pending: PendingPool;
   idleMs: number;
+  /** eth_getLogs with the range and result caps. */
+  logs: LogQuery;
+  /** Filters one tenant may hold. */
+  maxPerTenant: number;
   now?: () => number;
 }
 
@@ -23,40 +28,65 @@ export class FilterService {
   private readonly pending: PendingPool;
   private readonly idleMs: number;
   private readonly now: () => number;
+  private readonly logQuery: LogQuery;
+  private readonly maxPerTenant: number;
 
   constructor(options: FilterServiceOptions) {
     this.store = options.store;
     this.pending = options.pending;
     this.idleMs = options.idleMs;
+    this.logQuery = options.logs;
+    this.maxPerTenant = options.maxPerTenant;
     this.now = options.now ?? Date.now;
   }
 
-  async handle(chain: Chain, method: string, params: unknown[]): Promise<unknown> {
+  /** `tenant` owns what it installs; another tenant's filter id is "filter not found". */
+  async handle(chain: Chain, method: string, params: unknown[], tenant: string): Promise<unknown> {
     switch (method) {
       case "eth_newBlockFilter":
-        return this.install(chain, "block", null, ...(await headAndHash(chain)));
+        await this.checkQuota(tenant);
+        return this.install(chain, tenant, "block", null, ...(await headAndHash(chain)));
       case "eth_newFilter": {
         const criteria = params[0] as LogCriteria;
+        this.logQuery.checkSize(criteria);
+        await this.checkQuota(tenant);
         // A blockHash filter has exactly one block of changes; start just before everything.
         return criteria.blockHash
-          ? this.install(chain, "log", criteria, -1, null)
-          : this.install(chain, "log", criteria, ...(await headAndHash(chain)));
+          ? this.install(chain, tenant, "log", criteria, -1, null)
+          : this.install(chain, tenant, "log", criteria, ...(await headAndHash(chain)));
       }
       case "eth_newPendingTransactionFilter":
-        return this.installPending(chain);
+        await this.checkQuota(tenant);
+        return this.installPending(chain, tenant);
       case "eth_getFilterChanges":
-        return this.changes(chain, params[0] as string);
+        return this.changes(chain, params[0] as string, tenant);
       case "eth_getFilterLogs":
-        return this.logs(chain, params[0] as string);
+        return this.logs(chain, params[0] as string, tenant);
       case "eth_uninstallFilter":
-        return this.uninstall(chain, params[0] as string);
+        return this.uninstall(chain, params[0] as string, tenant);
       default:
         throw new Error(`filter engine does not serve ${method}`);
     }
   }
 
+  /** Filters left over from idle ones count until the sweep removes them, so a tenant cannot outrun it. */
+  private async checkQuota(tenant: string): Promise<void> {
+    const row = await this.store.db
+      .selectFrom("filters")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("owner", "=", tenant)
+      .executeTakeFirst();
+    if (Number(row?.n ?? 0) >= this.maxPerTenant) {
+      throw limitExceeded(
+        "FILTER_LIMIT",
+        `too many filters: at most ${this.maxPerTenant} per API key; uninstall some (eth_uninstallFilter) or let idle ones expire`,
+      );
+    }
+  }
+
   private async install(
     chain: Chain,
+    tenant: string,
     kind: FiltersTable["kind"],
     criteria: LogCriteria | null,
     cursor: number,
@@ -78,21 +108,22 @@ export class FilterService {
         created_at: now,
         last_poll_at: now,
         recent: null,
+        owner: tenant,
       })
       .execute();
     return id;
   }
 
-  private async installPending(chain: Chain): Promise<string> {
+  private async installPending(chain: Chain, tenant: string): Promise<string> {
     await this.pending.activate(chain);
-    return this.install(chain, "pending", null, await this.pending.latest(chain.chainId), null);
+    return this.install(chain, tenant, "pending", null, await this.pending.latest(chain.chainId), null);
   }
 
-  /** Reads a live filter of this chain, or throws "filter not found" (also for expired ones). */
-  private async load(chain: Chain, rawId: string): Promise<FiltersTable> {
+  /** Reads a live filter of this chain and tenant, or throws "filter not found" (also for expired ones). */
+  private async load(chain: Chain, rawId: string, tenant: string): Promise<FiltersTable> {
     const id = rawId.toLowerCase();
     const row = await this.store.db.selectFrom("filters").selectAll().where("id", "=", id).executeTakeFirst();
-    if (!row || row.chain_id !== chain.chainId) throw filterNotFound();
+    if (!row || row.chain_id !== chain.chainId || row.owner !== tenant) throw filterNotFound();
     if (row.last_poll_at + this.idleMs < this.now()) {
       await this.store.db.deleteFrom("filters").where("id", "=", id).execute();
       throw filterNotFound();
@@ -133,8 +164,8 @@ export class FilterService {
       .execute();
   }
 
-  private async changes(chain: Chain, id: string): Promise<unknown[]> {
-    const row = await this.load(chain, id);
+  private async changes(chain: Chain, id: string, tenant: string): Promise<unknown[]> {
+    const row = await this.load(chain, id, tenant);
     if (row.kind === "pending") return this.pendingChanges(chain, row);
     const criteria = row.kind === "log" ? (JSON.parse(row.criteria ?? "{}") as LogCriteria) : undefined;
     if (criteria?.blockHash) {
@@ -142,8 +173,8 @@ export class FilterService {
         await this.touch(row.id);
         return [];
       }
-      const logs = await chain.pool.call({ method: "eth_getLogs", params: [criteria] });
-      return (await this.advance(row, 0, criteria.blockHash)) ? (logs as unknown[]) : [];
+      const logs = await this.logQuery.all(chain, criteria, tenant);
+      return (await this.advance(row, 0, criteria.blockHash)) ? logs : [];
     }
     const latest = await head(chain);
     const rewound = await this.rewind(chain, row);
@@ -173,22 +204,27 @@ export class FilterService {
     }
 
     const from = Math.max(base + 1, numericBlock(criteria!.fromBlock) ?? 0);
-    const to = Math.min(latest, numericBlock(criteria!.toBlock) ?? latest, from + MAX_BLOCKS_PER_POLL - 1);
-    if (to < from) {
+    const wantedTo = Math.min(
+      latest,
+      numericBlock(criteria!.toBlock) ?? latest,
+      from + MAX_BLOCKS_PER_POLL - 1,
+    );
+    // Nothing new to read (or the node answering has not seen the next block yet).
+    const nothingNew = async (): Promise<unknown[]> => {
       if (removed.length === 0) {
         await this.touch(row.id);
         return [];
       }
       const at = recent.at(-1);
       return (await this.advance(row, base, at?.h ?? null, recent)) ? removed : [];
-    }
-    const [logs, toHash] = await Promise.all([
-      chain.pool.call({
-        method: "eth_getLogs",
-        params: [{ ...matchPart(criteria!), fromBlock: toHex(from), toBlock: toHex(to) }],
-      }) as Promise<Log[]>,
-      blockHash(chain, to),
-    ]);
+    };
+    if (wantedTo < from) return nothingNew();
+    // In whole chunks up to the result cap; the rest comes with the next poll.
+    const fetched = await this.logQuery.upTo(chain, criteria!, from, wantedTo, tenant);
+    const to = fetched.last;
+    if (to < from) return nothingNew();
+    const logs = fetched.logs as unknown as Log[];
+    const toHash = fetched.lastHash ?? (await blockHash(chain, to));
     // Remember each block that had logs (to take them back after a reorg) and the new cursor block.
     const byBlock = new Map<number, RecentBlock>();
     for (const log of logs) {
@@ -246,18 +282,19 @@ export class FilterService {
     if (this.pending.watching(chain.chainId)) await this.pending.record(chain.chainId, [hash]);
   }
 
-  private async logs(chain: Chain, id: string): Promise<unknown> {
-    const row = await this.load(chain, id);
+  private async logs(chain: Chain, id: string, tenant: string): Promise<unknown> {
+    const row = await this.load(chain, id, tenant);
     if (row.kind !== "log") throw filterNotFound();
     await this.touch(row.id);
-    return chain.pool.call({ method: "eth_getLogs", params: [JSON.parse(row.criteria ?? "{}")] });
+    return this.logQuery.all(chain, JSON.parse(row.criteria ?? "{}") as LogCriteria, tenant);
   }
 
-  private async uninstall(chain: Chain, rawId: string): Promise<boolean> {
+  private async uninstall(chain: Chain, rawId: string, tenant: string): Promise<boolean> {
     const result = await this.store.db
       .deleteFrom("filters")
       .where("id", "=", rawId.toLowerCase())
       .where("chain_id", "=", chain.chainId)
+      .where("owner", "=", tenant)
       .executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
   }

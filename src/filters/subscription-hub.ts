@@ -1,17 +1,26 @@
 /** eth_subscribe served by the gateway: newHeads and logs from its own head tracker, pending hashes from its pending pool. */
 import type { Logger } from "pino";
 import type { Chain } from "../upstream/chain-registry.js";
-import { type LogCriteria, matchPart, toHex } from "./filter-criteria.js";
+import { type LogCriteria, logMatches, toHex } from "./filter-criteria.js";
+import { limitExceeded } from "./log-query.js";
 import type { PendingPool } from "./pending-pool.js";
 import { randomQuantityId } from "./random-id.js";
 
 export type SubscriptionKind = "newHeads" | "logs" | "newPendingTransactions";
+
+type Log = Record<string, unknown> & {
+  blockNumber: string;
+  blockHash: string;
+  address?: string;
+  topics?: string[];
+};
 
 interface Subscription {
   id: string;
   chain: Chain;
   kind: SubscriptionKind;
   criteria: LogCriteria;
+  tenant: string;
   send: (result: unknown) => void;
   /** Logs sent lately, by block number, to be taken back (removed: true) if a reorg replaces their block. */
   sentLogs: Map<number, Record<string, unknown>[]>;
@@ -28,7 +37,12 @@ interface ChainFeed {
   pendingCursor: number | undefined;
   /** Hashes of the blocks delivered lately, by number: how a reorg is noticed. */
   hashes: Map<number, string>;
+  /** This chain's subscriptions by kind: adding and removing one is O(1). */
+  subs: Record<SubscriptionKind, Set<Subscription>>;
 }
+
+/** At most this many distinct addresses are asked of the node by name; beyond, every log of the block. */
+const MAX_NAMED_ADDRESSES = 1_000;
 
 /** Most blocks delivered after one head change; a subscriber far behind resumes from the head. */
 const MAX_CATCH_UP = 128;
@@ -36,11 +50,14 @@ const MAX_CATCH_UP = 128;
 export class SubscriptionHub {
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly feeds = new Map<number, ChainFeed>();
+  private readonly perTenant = new Map<string, number>();
 
   constructor(
     private readonly logger: Logger,
     private readonly pendingPollMs: number,
     private readonly pending: PendingPool,
+    /** Subscriptions one tenant may hold over all its sockets. */
+    private readonly maxPerTenant: number = Number.POSITIVE_INFINITY,
   ) {}
 
   get size(): number {
@@ -52,10 +69,20 @@ export class SubscriptionHub {
     kind: SubscriptionKind,
     criteria: LogCriteria,
     send: (result: unknown) => void,
+    tenant = "",
   ): string {
+    const held = this.perTenant.get(tenant) ?? 0;
+    if (held >= this.maxPerTenant) {
+      throw limitExceeded(
+        "SUBSCRIPTION_LIMIT",
+        `too many subscriptions: at most ${this.maxPerTenant} per API key over all its connections`,
+      );
+    }
     const id = randomQuantityId();
-    this.subscriptions.set(id, { id, chain, kind, criteria, send, sentLogs: new Map() });
-    this.feed(chain, kind);
+    const sub: Subscription = { id, chain, kind, criteria, tenant, send, sentLogs: new Map() };
+    this.subscriptions.set(id, sub);
+    this.perTenant.set(tenant, held + 1);
+    this.feed(chain, kind).subs[kind].add(sub);
     return id;
   }
 
@@ -63,13 +90,17 @@ export class SubscriptionHub {
     const sub = this.subscriptions.get(id.toLowerCase());
     if (!sub) return false;
     this.subscriptions.delete(sub.id);
-    const left = [...this.subscriptions.values()].filter((s) => s.chain.chainId === sub.chain.chainId);
+    const held = (this.perTenant.get(sub.tenant) ?? 1) - 1;
+    if (held <= 0) this.perTenant.delete(sub.tenant);
+    else this.perTenant.set(sub.tenant, held);
     const feed = this.feeds.get(sub.chain.chainId);
-    if (feed && !left.some((s) => s.kind === "newPendingTransactions")) {
+    if (!feed) return true;
+    feed.subs[sub.kind].delete(sub);
+    if (feed.subs.newPendingTransactions.size === 0) {
       clearInterval(feed.pendingTimer);
       feed.pendingTimer = undefined;
     }
-    if (feed && left.length === 0) {
+    if (feed.subs.newHeads.size + feed.subs.logs.size + feed.subs.newPendingTransactions.size === 0) {
       feed.unlisten();
       this.feeds.delete(sub.chain.chainId);
     }
@@ -80,7 +111,7 @@ export class SubscriptionHub {
     for (const id of [...this.subscriptions.keys()]) this.unsubscribe(id);
   }
 
-  private feed(chain: Chain, kind: SubscriptionKind): void {
+  private feed(chain: Chain, kind: SubscriptionKind): ChainFeed {
     let feed = this.feeds.get(chain.chainId);
     if (!feed) {
       const created: ChainFeed = {
@@ -90,6 +121,7 @@ export class SubscriptionHub {
         pendingTimer: undefined,
         pendingCursor: undefined,
         hashes: new Map(),
+        subs: { newHeads: new Set(), logs: new Set(), newPendingTransactions: new Set() },
       };
       created.unlisten =
         chain.head?.onHead((head) => {
@@ -104,12 +136,33 @@ export class SubscriptionHub {
       active.pendingTimer.unref();
       void this.pollPending(chain, active);
     }
+    return feed;
   }
 
   private listeners(chain: Chain, kind: SubscriptionKind): Subscription[] {
-    return [...this.subscriptions.values()].filter(
-      (s) => s.chain.chainId === chain.chainId && s.kind === kind,
-    );
+    const feed = this.feeds.get(chain.chainId);
+    return feed ? [...feed.subs[kind]] : [];
+  }
+
+  /**
+   * Every logs subscription's logs of [from, to] from one node call, matched here: the cost of a
+   * block is one eth_getLogs however many subscriptions there are.
+   */
+  private async logsFor(chain: Chain, subs: Subscription[], from: number, to: number): Promise<Log[][]> {
+    if (subs.length === 0) return [];
+    const named = new Set<string>();
+    let everyAddress = false;
+    for (const sub of subs) {
+      const address = sub.criteria.address;
+      if (address === undefined) everyAddress = true;
+      else for (const a of [address].flat()) named.add(a.toLowerCase());
+    }
+    const narrow = !everyAddress && named.size <= MAX_NAMED_ADDRESSES;
+    const logs = (await chain.pool.call({
+      method: "eth_getLogs",
+      params: [{ ...(narrow ? { address: [...named] } : {}), fromBlock: toHex(from), toBlock: toHex(to) }],
+    })) as Log[];
+    return subs.map((sub) => logs.filter((log) => logMatches(sub.criteria, log)));
   }
 
   private async deliver(chain: Chain, feed: ChainFeed, head: number): Promise<void> {
@@ -131,15 +184,7 @@ export class SubscriptionHub {
         headers.push(header);
         feed.hashes.set(n, block.hash);
       }
-      const logsBySub = await Promise.all(
-        logSubs.map(
-          async (sub) =>
-            (await chain.pool.call({
-              method: "eth_getLogs",
-              params: [{ ...matchPart(sub.criteria), fromBlock: toHex(from), toBlock: toHex(head) }],
-            })) as (Record<string, unknown> & { blockNumber: string; blockHash: string })[],
-        ),
-      );
+      const logsBySub = await this.logsFor(chain, logSubs, from, head);
       for (const header of headers) for (const sub of heads) sub.send(header);
       logSubs.forEach((sub, i) => {
         for (const log of logsBySub[i]!) {

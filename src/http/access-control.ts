@@ -14,15 +14,22 @@ declare module "fastify" {
   }
 }
 
-/** Health, the docs and the console's static files: none of them carries data. */
-const OPEN_PATHS = ["/healthz", "/readyz", "/docs", "/console"];
+/** Health, the docs (also as /openapi.json) and the console's static files: none of them carries data. */
+const OPEN_PATHS = ["/healthz", "/readyz", "/docs", "/openapi.json", "/console"];
 
 function isOpen(url: string): boolean {
   const path = url.split("?")[0] ?? url;
   return OPEN_PATHS.some((open) => path === open || path.startsWith(`${open}/`));
 }
 
-function refuse(
+const REFUSAL_TITLES: Record<number, string> = {
+  401: "Unauthorized",
+  403: "Forbidden",
+  429: "Too Many Requests",
+};
+
+/** Answers a refusal before any handler runs (also for a WebSocket upgrade, whose socket is closed). */
+export function refuse(
   request: FastifyRequest,
   reply: FastifyReply,
   status: number,
@@ -40,7 +47,7 @@ function refuse(
     .type("application/problem+json")
     .send({
       type: `urn:chaingate:error:${code.toLowerCase().replaceAll("_", "-")}`,
-      title: status === 401 ? "Unauthorized" : "Too Many Requests",
+      title: REFUSAL_TITLES[status] ?? "Error",
       status,
       detail,
       code,
@@ -62,18 +69,61 @@ export function bearerKey(request: FastifyRequest): string | undefined {
  * Adds the check to each route as it is declared (not as a global hook): open routes get none, and
  * each route knows its rate-limit group without reading `request.routeOptions` on every request.
  */
-export function useAccessControl(app: FastifyInstance, keys: KeyRing, limiter: RateLimiter): void {
+export interface RateLimiters {
+  /** Per API key, when keys exist. */
+  withKeys: RateLimiter;
+  /** Per client address, when none exists. */
+  withoutKeys: RateLimiter;
+}
+
+export function useAccessControl(
+  app: FastifyInstance,
+  keys: KeyRing,
+  limiters: RateLimiters,
+  maxConcurrentPerKey = 0,
+): void {
   app.decorateRequest("tenant", null);
+  /** Requests each key has in flight (WebSockets are counted by their own cap). */
+  const inFlight = new Map<string, number>();
+  const admit = (request: FastifyRequest, reply: FastifyReply): boolean => {
+    const tenant = request.tenant;
+    if (tenant === null || maxConcurrentPerKey <= 0 || request.headers.upgrade !== undefined) return true;
+    const held = inFlight.get(tenant.keyId) ?? 0;
+    if (held >= maxConcurrentPerKey) {
+      refuse(
+        request,
+        reply,
+        429,
+        "CONCURRENCY_LIMIT",
+        `too many requests in flight: at most ${maxConcurrentPerKey} per API key; retry when some have answered`,
+        1,
+      );
+      return false;
+    }
+    inFlight.set(tenant.keyId, held + 1);
+    reply.raw.once("close", () => {
+      const left = (inFlight.get(tenant.keyId) ?? 1) - 1;
+      if (left <= 0) inFlight.delete(tenant.keyId);
+      else inFlight.set(tenant.keyId, left);
+    });
+    return true;
+  };
   app.addHook("onRoute", (route) => {
     if (isOpen(route.url)) return;
     const group: RateGroup = route.config?.rateGroup ?? "read";
-    const limited = limiter.limits(group);
+    const limitedWithKeys = limiters.withKeys.limits(group);
+    const limitedWithoutKeys = limiters.withoutKeys.limits(group);
     const limit = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-      if (!limited) {
+      const tenant = request.tenant;
+      if (!admit(request, reply)) return;
+      if (!(tenant === null ? limitedWithoutKeys : limitedWithKeys)) {
         done();
         return;
       }
-      const taken = limiter.take(request.tenant?.keyId ?? `ip:${request.ip}`, group);
+      const taken =
+        tenant === null
+          ? limiters.withoutKeys.take(`ip:${request.ip}`, group)
+          : limiters.withKeys.take(tenant.keyId, group);
       if (taken.ok) {
         done();
         return;
@@ -117,3 +167,6 @@ export function useAccessControl(app: FastifyInstance, keys: KeyRing, limiter: R
 }
 
 export const ownerOf = (request: FastifyRequest): string | null => request.tenant?.keyId ?? null;
+
+/** Whose quotas and filters a request uses: its API key, or without keys its client address. */
+export const tenantOf = (request: FastifyRequest): string => request.tenant?.keyId ?? `ip:${request.ip}`;

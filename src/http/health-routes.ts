@@ -1,10 +1,10 @@
-/** Liveness (`/healthz`) and readiness (`/readyz`, derived from each chain's eth_syncing). */
+/** Liveness (`/healthz`) and readiness (`/readyz`, from the readiness monitor's background checks). */
 import { Type } from "@sinclair/typebox";
 import type { FastifyPluginAsync } from "fastify";
-import type { ChainRegistry } from "../upstream/chain-registry.js";
+import type { ReadinessMonitor } from "../upstream/readiness.js";
 
 export interface HealthRoutesOptions {
-  chains: ChainRegistry;
+  readiness: ReadinessMonitor;
   startedAt: number;
 }
 
@@ -14,8 +14,8 @@ const ChainStatus = Type.Object({
   reachable: Type.Boolean(),
   synced: Type.Boolean(),
   head: Type.Union([Type.Integer(), Type.Null()]),
-  syncing: Type.Optional(Type.Unknown({ description: "the node's eth_syncing object while it syncs" })),
-  error: Type.Optional(Type.String()),
+  healthy_upstreams: Type.Integer({ description: "verified upstreams not in a cool-down" }),
+  upstreams: Type.Integer(),
 });
 
 const Readiness = Type.Object({
@@ -24,7 +24,10 @@ const Readiness = Type.Object({
   chains: Type.Array(ChainStatus),
 });
 
-export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (app, { chains, startedAt }) => {
+export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (
+  app,
+  { readiness, startedAt },
+) => {
   app.get(
     "/healthz",
     {
@@ -42,46 +45,17 @@ export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (app,
     {
       schema: {
         tags: ["Operations"],
-        summary: "Readiness: every chain reachable and the home chain synced (503 otherwise)",
+        summary: "Readiness: every chain has a healthy upstream and the home chain is synced (503 otherwise)",
+        description:
+          "Computed in the background (each upstream's head poll and one eth_syncing per chain a second), never by a node call per request.",
         response: { 200: Readiness, 503: Readiness },
       },
     },
     async (_request, reply) => {
-      const statuses = await Promise.all(
-        chains.all().map(async (chain) => {
-          const home = chain.chainId === chains.homeChainId;
-          try {
-            const [syncing, head] = await Promise.all([
-              chain.pool.call({ method: "eth_syncing", params: [] }),
-              chain.pool.call({ method: "eth_blockNumber", params: [] }),
-            ]);
-            // eth_syncing answers false when synced, or a progress object while syncing.
-            const synced = syncing === false;
-            return {
-              chain_id: chain.chainId,
-              home,
-              reachable: true,
-              synced,
-              head: Number.parseInt(String(head).slice(2), 16),
-              ...(synced ? {} : { syncing }),
-            };
-          } catch (error) {
-            return {
-              chain_id: chain.chainId,
-              home,
-              reachable: false,
-              synced: false,
-              head: null,
-              error: (error as Error).message,
-            };
-          }
-        }),
-      );
-      const homeStatus = statuses.find((s) => s.home);
-      const synced = homeStatus?.synced ?? false;
-      const ready = synced && statuses.every((s) => s.reachable);
-      reply.code(ready ? 200 : 503);
-      return { synced, ready, chains: statuses };
+      // No node call here: a flood of probes costs nothing upstream.
+      const snapshot = readiness.snapshot();
+      reply.code(snapshot.ready ? 200 : 503);
+      return snapshot;
     },
   );
 };

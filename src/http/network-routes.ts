@@ -3,13 +3,27 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyPluginAsync } from "fastify";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 
+export interface EmbeddedStatus {
+  status: "running" | "restarting" | "failed";
+  restarts: number;
+}
+
 export interface NetworkRoutesOptions {
   chains: ChainRegistry;
+  /** The embedded node of a devnet chain, as its supervisor sees it. */
+  embedded?: (chainId: number) => EmbeddedStatus | undefined;
 }
 
 const Upstream = Type.Object({
-  label: Type.String({ description: "the node's URL without credentials" }),
-  healthy: Type.Boolean({ description: "false while in a cool-down after faults" }),
+  label: Type.String({
+    description: "the node's scheme, host and port (never its path, query or credentials)",
+  }),
+  healthy: Type.Boolean({ description: "verified and not in a cool-down after faults" }),
+  status: Type.Union([Type.Literal("unverified"), Type.Literal("verified"), Type.Literal("quarantined")], {
+    description:
+      "unverified: has not answered its chain id yet; quarantined: answers another chain id (never served from)",
+  }),
+  reported_chain_id: Type.Union([Type.Integer(), Type.Null()]),
   head: Type.Union([Type.Integer(), Type.Null()]),
   lag: Type.Union([Type.Integer(), Type.Null()], { description: "blocks behind the chain's best head" }),
   latency_ms: Type.Union([Type.Number(), Type.Null()], { description: "of its last head read" }),
@@ -25,11 +39,21 @@ const Network = Type.Object({
       home: Type.Boolean(),
       head: Type.Union([Type.Integer(), Type.Null()]),
       upstreams: Type.Array(Upstream),
+      embedded: Type.Union(
+        [
+          Type.Object({
+            status: Type.Union([Type.Literal("running"), Type.Literal("restarting"), Type.Literal("failed")]),
+            restarts: Type.Integer({ description: "times the supervisor brought the node back" }),
+          }),
+          Type.Null(),
+        ],
+        { description: "the embedded anvil of a devnet chain; null for configured upstreams" },
+      ),
     }),
   ),
 });
 
-export const networkRoutes: FastifyPluginAsync<NetworkRoutesOptions> = async (app, { chains }) => {
+export const networkRoutes: FastifyPluginAsync<NetworkRoutesOptions> = async (app, { chains, embedded }) => {
   app.get(
     "/network",
     {
@@ -48,13 +72,16 @@ export const networkRoutes: FastifyPluginAsync<NetworkRoutesOptions> = async (ap
         head: chain.head?.head ?? chain.pool.bestHead ?? null,
         upstreams: chain.pool.stats().map((s) => ({
           label: s.label,
-          healthy: !s.cooling,
+          healthy: !s.cooling && s.status === "verified",
+          status: s.status,
+          reported_chain_id: s.reportedChainId,
           head: s.head,
           lag: s.lag,
           latency_ms: s.latencyMs,
           answered: s.answered,
           faults: s.faults,
         })),
+        embedded: embedded?.(chain.chainId) ?? null,
       })),
     }),
   );

@@ -3,6 +3,7 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { limitExceeded } from "../filters/log-query.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
 import {
   errorText,
@@ -21,6 +22,7 @@ import {
 import { METHODS } from "../rpc/method-table.js";
 import { invalidRequest } from "../rpc/rpc-errors.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { tenantOf } from "./access-control.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
 
 export interface RpcRoutesOptions {
@@ -28,6 +30,8 @@ export interface RpcRoutesOptions {
   dispatcher: RpcDispatcher;
   batchLimit: number;
   bodyLimit: number;
+  /** Largest answer to one call, and to one whole batch. */
+  maxResponseBytes: number;
 }
 
 const chainHeader = {
@@ -44,7 +48,15 @@ function logIfUnexpected(request: FastifyRequest, error: unknown): void {
 }
 
 export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: FastifyInstance, options) => {
-  const { chains, dispatcher, batchLimit, bodyLimit } = options;
+  const { chains, dispatcher, batchLimit, bodyLimit, maxResponseBytes } = options;
+  const tooLarge = (id: RequestId, what: string) =>
+    errorText(
+      id,
+      limitExceeded(
+        "RESPONSE_TOO_LARGE",
+        `${what} is larger than ${Math.round(maxResponseBytes / 1048576)} MiB (narrow the query or split the batch)`,
+      ),
+    );
 
   useJsonRpcEnvelopes(app, bodyLimit);
 
@@ -56,7 +68,11 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
     request: FastifyRequest,
   ) => {
     try {
-      return resultText(id, await dispatcher.call(chain, method, params));
+      const text = resultText(
+        id,
+        await dispatcher.call(chain, method, params, { tenant: tenantOf(request) }),
+      );
+      return text.length > maxResponseBytes ? tooLarge(id, "the answer") : text;
     } catch (error) {
       logIfUnexpected(request, error);
       return errorText(id, error);
@@ -137,7 +153,19 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
         if (text === undefined) return reply.code(204).send();
         return text;
       }
-      const answers = (await Promise.all(body.map(one))).filter((t): t is string => t !== undefined);
+      // The whole batch answer is bounded too: past the ceiling, calls answer an error instead.
+      let budget = maxResponseBytes;
+      const answers = (
+        await Promise.all(
+          body.map(async (item) => {
+            const text = await one(item);
+            if (text === undefined) return undefined;
+            if (text.length > budget) return tooLarge(salvageId(item, null), "the batch answer");
+            budget -= text.length;
+            return text;
+          }),
+        )
+      ).filter((t): t is string => t !== undefined);
       if (answers.length === 0) return reply.code(204).send();
       return `[${answers.join(",")}]`;
     },

@@ -20,7 +20,7 @@ it("a body that never finishes is cut off after --request-timeout-ms", async () 
     const outcome = await new Promise<string>((resolve) => {
       const socket = connect(Number(port), "127.0.0.1", () => {
         socket.write(
-          "POST /eth_chainId HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+          "POST /eth_chainId HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
         );
       });
       let answer = "";

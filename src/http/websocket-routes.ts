@@ -3,13 +3,16 @@ import websocket from "@fastify/websocket";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
+import type { KeyRing } from "../auth/key-ring.js";
 import type { LogCriteria } from "../filters/filter-criteria.js";
+import type { LogQuery } from "../filters/log-query.js";
 import type { SubscriptionHub, SubscriptionKind } from "../filters/subscription-hub.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
 import { errorText, type RequestId, readRpcRequest, resultText, salvageId } from "../rpc/envelope.js";
 import { FilterObject } from "../rpc/param-schemas.js";
 import { invalidParams, invalidRequest } from "../rpc/rpc-errors.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { refuse, tenantOf } from "./access-control.js";
 import { parseJsonText } from "./json-body.js";
 
 export interface WebSocketOptions {
@@ -18,6 +21,11 @@ export interface WebSocketOptions {
   hub: SubscriptionHub;
   batchLimit: number;
   maxMessageBytes: number;
+  keys: KeyRing;
+  /** Size checks of logs criteria. */
+  logs: LogQuery;
+  /** Open sockets one tenant may hold. */
+  socketsPerKey: number;
 }
 
 const KINDS = new Set<SubscriptionKind>(["newHeads", "logs", "newPendingTransactions"]);
@@ -25,7 +33,16 @@ const MAX_SUBSCRIPTIONS_PER_SOCKET = 100;
 const checkFilter = TypeCompiler.Compile(FilterObject);
 
 export async function registerWebSocket(app: FastifyInstance, options: WebSocketOptions): Promise<void> {
-  const { chains, dispatcher, hub, batchLimit, maxMessageBytes } = options;
+  const { chains, dispatcher, hub, batchLimit, maxMessageBytes, keys } = options;
+  /** Each tenant's open sockets: counted against its cap, and closed when its key is revoked. */
+  const open = new Map<string, Set<WebSocket>>();
+  keys.onChange((active) => {
+    for (const [tenant, sockets] of open) {
+      // A revoked key's sockets, and keyless sockets once keys are required, stop answering.
+      const gone = tenant.startsWith("ip:") ? active.size > 0 : !active.has(tenant);
+      if (gone) for (const socket of sockets) socket.close(1008, "API key revoked");
+    }
+  });
   await app.register(websocket, {
     options: {
       maxPayload: maxMessageBytes,
@@ -36,6 +53,14 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
   });
 
   const serve = (socket: WebSocket, request: FastifyRequest) => {
+    const tenant = tenantOf(request);
+    const sockets = open.get(tenant) ?? new Set<WebSocket>();
+    sockets.add(socket);
+    open.set(tenant, sockets);
+    socket.on("close", () => {
+      sockets.delete(socket);
+      if (sockets.size === 0 && open.get(tenant) === sockets) open.delete(tenant);
+    });
     let chain: Chain;
     try {
       chain = chains.select(
@@ -60,18 +85,24 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
       const criteria = (list[1] ?? {}) as LogCriteria;
       if (kind === "logs" && !checkFilter.Check(criteria))
         throw invalidParams("eth_subscribe logs filter must be a filter object");
+      if (kind === "logs") options.logs.checkSize(criteria);
       if (mine.size >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
         throw invalidRequest(`at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions per connection`);
       }
       let id = "";
-      id = hub.subscribe(chain, kind, criteria, (result) =>
-        send(
-          JSON.stringify({
-            jsonrpc: "2.0",
-            method: "eth_subscription",
-            params: { subscription: id, result },
-          }),
-        ),
+      id = hub.subscribe(
+        chain,
+        kind,
+        criteria,
+        (result) =>
+          send(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              method: "eth_subscription",
+              params: { subscription: id, result },
+            }),
+          ),
+        tenant,
       );
       mine.add(id);
       return id;
@@ -88,7 +119,7 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
           const target = Array.isArray(call.params) ? call.params[0] : undefined;
           if (typeof target !== "string") throw invalidParams("eth_unsubscribe expects [subscription id]");
           result = mine.delete(target.toLowerCase()) ? hub.unsubscribe(target) : false;
-        } else result = await dispatcher.call(chain, call.method, call.params);
+        } else result = await dispatcher.call(chain, call.method, call.params, { tenant });
         return id === undefined ? undefined : resultText(id, result);
       } catch (error) {
         return errorText(id ?? salvageId(item, null), error);
@@ -128,6 +159,23 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
       method: "GET",
       url,
       schema: { hide: true },
+      // Refused before the upgrade: a tenant at its socket cap gets a 429, not a socket.
+      preHandler: (request, reply, done) => {
+        if (request.headers.upgrade === undefined) return done();
+        const held = open.get(tenantOf(request))?.size ?? 0;
+        if (held >= options.socketsPerKey) {
+          refuse(
+            request,
+            reply,
+            429,
+            "SOCKET_LIMIT",
+            `too many WebSocket connections: at most ${options.socketsPerKey} per API key`,
+            1,
+          );
+          return;
+        }
+        done();
+      },
       handler: async (_request, reply) =>
         reply.code(426).type("application/problem+json").send({
           type: "urn:chaingate:error:upgrade-required",

@@ -2,7 +2,7 @@
 import { pbkdf2, randomBytes, scrypt } from "node:crypto";
 import { scryptAsync } from "@noble/hashes/scrypt.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { Semaphore } from "./semaphore.js";
+import { FairGate } from "./fair-gate.js";
 
 export interface ScryptParams {
   kdf: "scrypt";
@@ -35,9 +35,12 @@ export function newScryptParams(preset: KdfPreset): ScryptParams {
   return { kdf: "scrypt", ...KDF_PRESETS[preset], dklen: 32, salt: randomBytes(32).toString("hex") };
 }
 
-/** Largest cost we accept from an imported keystore: beyond this it is a denial of service, not security. */
-const MAX_SCRYPT_MEMORY = 1024 * 1024 * 1024;
-const MAX_PBKDF2_ROUNDS = 10_000_000;
+/**
+ * Largest cost we accept from an imported keystore: geth's standard (N=2^18, r=8: 256 MiB) and
+ * about as long for PBKDF2. Beyond it a keystore is a denial of service, not more security.
+ */
+const MAX_SCRYPT_MEMORY = 256 * 1024 * 1024;
+const MAX_PBKDF2_ROUNDS = 1_048_576;
 
 export function kdfProblem(params: KdfParams): string | undefined {
   if (!/^([0-9a-fA-F]{2})+$/.test(params.salt)) return "kdfparams.salt must be hex";
@@ -47,7 +50,8 @@ export function kdfProblem(params: KdfParams): string | undefined {
     if (!Number.isInteger(n) || n < 2 || (n & (n - 1)) !== 0) return "kdfparams.n must be a power of two";
     if (!Number.isInteger(r) || r < 1 || !Number.isInteger(p) || p < 1 || p > 16)
       return "kdfparams r/p out of range";
-    if (128 * n * r * p > MAX_SCRYPT_MEMORY) return "kdfparams ask for more than 1 GiB of scrypt memory";
+    if (128 * n * r * p > MAX_SCRYPT_MEMORY)
+      return "kdfparams ask for more than 256 MiB of scrypt memory (geth's standard, n=2^18 r=8, is the most accepted)";
     return undefined;
   }
   if (!Number.isInteger(params.c) || params.c < 1 || params.c > MAX_PBKDF2_ROUNDS)
@@ -55,15 +59,21 @@ export function kdfProblem(params: KdfParams): string | undefined {
   return undefined;
 }
 
+/** Derivations one tenant may have running or waiting; more is a 429 (it is guessing or flooding). */
+export const KDF_PER_TENANT = 16;
+/** Derivations waiting in all; more is a 503. */
+export const KDF_QUEUE = 256;
+
 /**
  * Each standard scrypt holds 256 MiB; a small gate keeps memory bounded and leaves libuv threads
- * for other work. Requests beyond it wait their turn.
+ * for other work. Tenants take turns at it, so one tenant's flood delays another by at most the
+ * derivations already running.
  */
 export class KeyDeriver {
-  private readonly gate: Semaphore;
+  private readonly gate: FairGate;
 
   constructor(concurrency: number) {
-    this.gate = new Semaphore(concurrency);
+    this.gate = new FairGate({ permits: concurrency, perTenant: KDF_PER_TENANT, queue: KDF_QUEUE });
   }
 
   /** How many derivations are waiting for a turn (exported as a metric). */
@@ -71,7 +81,7 @@ export class KeyDeriver {
     return this.gate.waiting;
   }
 
-  derive(password: string, params: KdfParams): Promise<Buffer> {
+  derive(password: string, params: KdfParams, tenant = ""): Promise<Buffer> {
     const problem = kdfProblem(params);
     if (problem) {
       return Promise.reject(
@@ -80,6 +90,7 @@ export class KeyDeriver {
     }
     const salt = Buffer.from(params.salt, "hex");
     return this.gate.run(
+      tenant,
       () =>
         new Promise<Buffer>((resolve, reject) => {
           const done = (error: Error | null, key: Buffer) => (error ? reject(error) : resolve(key));

@@ -24,6 +24,11 @@ export class UnlockCache {
     return createHmac("sha256", this.secret).update(walletId).update("\0").update(password).digest();
   }
 
+  /** A process-local tag of (wallet, password): equal for equal passwords, useless outside this process. */
+  tagOf(walletId: string, password: string): string {
+    return this.tag(walletId, password).toString("hex");
+  }
+
   private entry(walletId: string, password: string): Entry | undefined {
     const entry = this.entries.get(walletId);
     if (!entry) return undefined;

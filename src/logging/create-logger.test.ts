@@ -1,5 +1,6 @@
-import { expect, it } from "vitest";
-import { createLogger } from "./create-logger.js";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createLogger, redactUrl } from "./create-logger.js";
 
 it("redacts secrets at the top level and nested, whatever the object is called", () => {
   const lines: string[] = [];
@@ -18,4 +19,25 @@ it("redacts secrets at the top level and nested, whatever the object is called",
     expect(text).not.toContain(`"${secret}"`);
   expect(text).toContain("visible");
   expect(text).toContain("[redacted]");
+});
+
+describe("request URLs in logs", () => {
+  it("never carry the value of a secret-looking query parameter", () => {
+    expect(redactUrl("/eth_chainId?api_key=s3cret&chain_id=1001")).toBe(
+      "/eth_chainId?api_key=[redacted]&chain_id=1001",
+    );
+    expect(redactUrl("/x?token=a&Authorization=b&sig=c")).toBe(
+      "/x?token=[redacted]&Authorization=[redacted]&sig=[redacted]",
+    );
+    expect(redactUrl("/plain")).toBe("/plain");
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[a-zA-Z0-9]{8,20}$/),
+        fc.constantFrom("api_key", "apikey", "key", "access_token"),
+        (secret, name) => {
+          return !redactUrl(`/eth_chainId?chain_id=1&${name}=${secret}`).includes(secret);
+        },
+      ),
+    );
+  });
 });

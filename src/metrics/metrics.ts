@@ -61,8 +61,13 @@ export class Metrics {
       ],
       [
         "chaingate_upstream_healthy",
-        "1 when the upstream is not in a cool-down after faults",
-        (s) => (s.cooling ? 0 : 1),
+        "1 when the upstream is verified and not in a cool-down after faults",
+        (s) => (s.cooling || s.status !== "verified" ? 0 : 1),
+      ],
+      [
+        "chaingate_upstream_quarantined",
+        "1 when the upstream answers another chain id (it is never served from)",
+        (s) => (s.status === "quarantined" ? 1 : 0),
       ],
     ];
     for (const [name, help, pick] of upstreamGauges) {

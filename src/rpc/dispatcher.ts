@@ -1,6 +1,9 @@
 /** Executes one JSON-RPC call on a chain: look up the method row, validate, then answer or forward. */
 import { keccak256 } from "viem";
+import type { LogCriteria } from "../filters/filter-criteria.js";
 import type { FilterService } from "../filters/filter-service.js";
+import type { LogQuery } from "../filters/log-query.js";
+import type { FairGate } from "../keys/fair-gate.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import type { JsonText, ResponseCache } from "../upstream/response-cache.js";
 import { type MethodPolicy, methodDenied } from "./method-policy.js";
@@ -11,11 +14,18 @@ import { compileParams, type ParamsValidator } from "./validate-params.js";
 
 export interface DispatcherDeps {
   filters: FilterService;
+  /** eth_getLogs with the range and result caps, one tenant's queries in turn. */
+  logs: LogQuery;
   cache: ResponseCache;
   /** Told the outcome of every call (metrics). */
   onCall?: (method: string, ok: boolean) => void;
   /** Methods the operator allows; absent: all of the table. */
   policy?: MethodPolicy;
+  /**
+   * Node calls in flight, shared fairly: when the nodes are saturated, the next call to go is that
+   * of the tenant with the fewest in flight, so one tenant's flood cannot queue everyone else.
+   */
+  upstreamGate?: FairGate;
 }
 
 /** Methods whose answers carry a block number the head tracker can learn from. */
@@ -37,6 +47,11 @@ function observedHead(method: string, result: unknown): number | undefined {
 /** Node messages that mean "this exact transaction is already in the pool": success for a resend. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
 
+/** Who is calling: the tenant whose filters and quotas apply (API key id, or `ip:<address>` without keys). */
+export interface CallContext {
+  tenant: string;
+}
+
 export class RpcDispatcher {
   private readonly validators: ReadonlyMap<string, ParamsValidator>;
 
@@ -45,11 +60,16 @@ export class RpcDispatcher {
   }
 
   /** Resolves to the node's result (as JSON text when it went through the cache); rejects with a ChaingateError. */
-  async call(chain: Chain, method: string, params: unknown): Promise<unknown | JsonText> {
+  async call(
+    chain: Chain,
+    method: string,
+    params: unknown,
+    context: CallContext,
+  ): Promise<unknown | JsonText> {
     const onCall = this.deps.onCall;
-    if (!onCall) return this.execute(chain, method, params);
+    if (!onCall) return this.execute(chain, method, params, context);
     try {
-      const result = await this.execute(chain, method, params);
+      const result = await this.execute(chain, method, params, context);
       onCall(method, true);
       return result;
     } catch (error) {
@@ -58,19 +78,29 @@ export class RpcDispatcher {
     }
   }
 
-  private async execute(chain: Chain, method: string, params: unknown): Promise<unknown | JsonText> {
+  private async execute(
+    chain: Chain,
+    method: string,
+    params: unknown,
+    context: CallContext,
+  ): Promise<unknown | JsonText> {
     const spec = METHODS_BY_NAME.get(method);
     const validate = this.validators.get(method);
     if (!spec || !validate) throw methodNotFound(method);
     if (this.deps.policy && !this.deps.policy(method)) throw methodDenied(method);
     const checked = validate(params);
-    if (spec.handler === "filters") return this.deps.filters.handle(chain, method, checked);
+    const gate = this.deps.upstreamGate;
+    const fair = <T>(work: () => Promise<T>): Promise<T> => (gate ? gate.run(context.tenant, work) : work());
+    if (spec.handler === "filters")
+      return fair(() => this.deps.filters.handle(chain, method, checked, context.tenant));
+    if (method === "eth_getLogs") return this.deps.logs.all(chain, checked[0] as LogCriteria, context.tenant);
     if (method === "eth_sendRawTransaction" || method === "eth_sendTransaction") {
       try {
-        const hash =
+        const hash = await fair(() =>
           method === "eth_sendRawTransaction"
-            ? await sendRaw(chain, checked[0] as `0x${string}`)
-            : await chain.pool.call({ method, params: checked });
+            ? sendRaw(chain, checked[0] as `0x${string}`)
+            : chain.pool.call({ method, params: checked }),
+        );
         // Sent through us: pending filters see it even if no node filter reports it.
         if (typeof hash === "string") await this.deps.filters.noteSent(chain, hash);
         return hash;
@@ -79,7 +109,7 @@ export class RpcDispatcher {
       }
     }
     const fetch = async () => {
-      const result = await chain.pool.call({ method, params: checked });
+      const result = await fair(() => chain.pool.call({ method, params: checked }));
       const seen = observedHead(method, result);
       if (seen !== undefined) chain.head?.observe(seen);
       const normalize = RESULT_NORMALIZERS[method];

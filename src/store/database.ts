@@ -12,7 +12,9 @@ import {
 } from "kysely";
 import pg from "pg";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { secureDatabaseFile } from "./data-dir.js";
 import { MIGRATIONS } from "./migrations/index.js";
+import { ResilientDialect } from "./resilient-dialect.js";
 import type { Database } from "./schema.js";
 
 export type StoreKind = "sqlite" | "postgres";
@@ -28,7 +30,10 @@ export type StoreLocation = { kind: "sqlite"; path: string } | { kind: "postgres
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
-function postgresPool(url: string): pg.Pool {
+/** Where the store reports faults it recovered from by itself (a dropped connection). */
+export type StoreFaultListener = (error: Error) => void;
+
+function postgresPool(url: string, onFault: StoreFaultListener): pg.Pool {
   // Block numbers and epoch-ms timestamps are bigint columns; they fit a JS number exactly.
   const types = {
     getTypeParser(oid: number, format?: "text" | "binary") {
@@ -39,26 +44,40 @@ function postgresPool(url: string): pg.Pool {
         : pg.types.getTypeParser(oid, "text");
     },
   } as pg.CustomTypesConfig;
-  return new pg.Pool({ connectionString: url, max: 10, types });
+  const pool = new pg.Pool({ connectionString: url, max: 10, types, connectionTimeoutMillis: 10_000 });
+  // A connection that dies (server restart, failover, pg_terminate_backend) makes its client emit
+  // "error". Unheard, that is an uncaught exception that ends the process; heard, the pool drops the
+  // client and the next query opens a fresh one (ResilientDialect runs it there).
+  pool.on("error", onFault);
+  pool.on("connect", (client) => client.on("error", onFault));
+  return pool;
 }
 
-export async function openStore(location: StoreLocation): Promise<Store> {
+export async function openStore(
+  location: StoreLocation,
+  onFault: StoreFaultListener = () => {},
+): Promise<Store> {
   let db: Kysely<Database>;
   try {
     if (location.kind === "sqlite") {
-      if (location.path !== ":memory:") mkdirSync(dirname(location.path), { recursive: true });
+      if (location.path !== ":memory:") {
+        mkdirSync(dirname(location.path), { recursive: true, mode: 0o700 });
+        secureDatabaseFile(location.path);
+      }
       const sqlite = new SQLite(location.path);
       sqlite.pragma("journal_mode = WAL");
       sqlite.pragma("busy_timeout = 5000");
       sqlite.pragma("synchronous = NORMAL");
       sqlite.defaultSafeIntegers(false);
-      db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+      db = new Kysely<Database>({
+        dialect: new ResilientDialect(new SqliteDialect({ database: withStatementCache(sqlite) })),
+      });
     } else {
-      const pool = postgresPool(location.url);
+      const pool = postgresPool(location.url, onFault);
       // Fail fast with a clear message instead of on the first request.
       const client = await pool.connect();
       client.release();
-      db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+      db = new Kysely<Database>({ dialect: new ResilientDialect(new PostgresDialect({ pool })) });
     }
   } catch (error) {
     throw new ChaingateError(`Cannot open the ${location.kind} store: ${(error as Error).message}`, {

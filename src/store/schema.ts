@@ -18,6 +18,8 @@ export interface FiltersTable {
    * logs a log filter returned from each, so that blocks a reorg replaced can be taken back.
    */
   recent: string | null;
+  /** The tenant (API key id, or `ip:<address>` without keys) that installed it. */
+  owner: string | null;
 }
 
 export interface WalletsTable {
@@ -92,6 +94,8 @@ export interface TransactionsTable {
   created_at: number;
   updated_at: number;
   sent_at: number | null;
+  /** The Idempotency-Key (route and key) the transaction was signed under, so a crash can be resolved. */
+  idempotency_ref: string | null;
 }
 
 export interface IdempotencyKeysTable {
@@ -102,6 +106,8 @@ export interface IdempotencyKeysTable {
   response_status: number | null;
   response_body: string | null;
   created_at: number;
+  /** While in progress: the holder renews this; once past, the key is resolved from the transactions. */
+  lease_until: number | null;
 }
 
 export interface MembersTable {

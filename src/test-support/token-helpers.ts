@@ -1,6 +1,7 @@
 /** Helpers for tests of the Members and Token Management groups: calls, contract reads, waiting. */
 import { type Abi, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
 import { native } from "./chain-helpers.js";
+import { DEV_ACCOUNT_2 } from "./evm-fixtures.js";
 import type { TestRuntime } from "./test-runtime.js";
 
 export const PASSWORD = "token-test-password";
@@ -95,4 +96,54 @@ export async function newWallet(rt: TestRuntime): Promise<{ id: string; address:
   const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
   const [record] = json as { id: string; address: Hex }[];
   return { id: record!.id, address: record!.address };
+}
+
+/** POST /transaction of 1 wei from address 0 of a wallet made by newWallet, under an Idempotency-Key. */
+export function sendWithKey(rt: TestRuntime, walletId: string, key: string, to: string = DEV_ACCOUNT_2) {
+  return rt.post(
+    "/transaction",
+    { wallet_id: walletId, password: PASSWORD, transaction: { to, value: "1" } },
+    { "Idempotency-Key": key },
+  );
+}
+
+/**
+ * Retries each key that has no hash yet, as a client does after a failure, until it gets one
+ * (the first answer, or a fresh send when nothing was signed); fills `hashes`.
+ */
+export async function retryUntilHashed(
+  // The same request as the first try: a retry with another body is refused as a reused key.
+  send: (key: string) => Promise<{ status: number; json: unknown }>,
+  keys: readonly string[],
+  hashes: Map<string, string>,
+  timeoutMs = 25_000,
+): Promise<true> {
+  for (const key of keys) {
+    if (hashes.has(key)) continue;
+    let last: unknown;
+    const answered = await waitFor(
+      `a hash for ${key}`,
+      async () => {
+        const answer = await send(key);
+        last = { status: answer.status, body: answer.json };
+        return answer.status === 200 ? (answer.json as { tx_hash: string }).tx_hash : undefined;
+      },
+      timeoutMs,
+    ).catch(() => undefined);
+    // The last answer is what a failure report needs: why this key never got its hash.
+    if (answered === undefined) throw new Error(`no hash for ${key}; last answer ${JSON.stringify(last)}`);
+    hashes.set(key, answered);
+  }
+  return true;
+}
+
+/** How many of an address's transactions are still on their way (queued or sent). */
+export async function openTransactions(rt: TestRuntime, address: string): Promise<number> {
+  const open = await rt.store.db
+    .selectFrom("transactions")
+    .select("id")
+    .where("from_address", "=", address)
+    .where("state", "in", ["queued", "sent"])
+    .execute();
+  return open.length;
 }

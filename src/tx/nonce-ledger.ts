@@ -1,5 +1,6 @@
 /** Nonces per (chain, address), handed out inside the database transaction that records the request. */
 import { type Kysely, sql, type Transaction } from "kysely";
+import { getAddress } from "viem";
 import type { Store } from "../store/database.js";
 import type { Database } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
@@ -44,6 +45,41 @@ export class NonceLedger {
         }),
       )
       .execute();
+  }
+
+  /**
+   * Sets the next nonce to the chain's pending nonce or past the highest record still on its way,
+   * whichever is higher; this may lower it (nonces of transactions the chain lost and that could not
+   * be resent). The ledger row is locked while the records are read, so no allocation slips between.
+   */
+  async realign(chainId: number, address: string, chainPending: number): Promise<number> {
+    const key = address.toLowerCase();
+    const next = await this.store.db.transaction().execute(async (trx) => {
+      await trx
+        .selectFrom("nonce_ledger")
+        .select("next_nonce")
+        .where("chain_id", "=", chainId)
+        .where("address", "=", key)
+        .$if(this.store.kind === "postgres", (q) => q.forUpdate())
+        .executeTakeFirst();
+      const live = await trx
+        .selectFrom("transactions")
+        .select((eb) => eb.fn.max("nonce").as("nonce"))
+        .where("chain_id", "=", chainId)
+        .where("from_address", "=", getAddress(address))
+        .where("state", "in", ["queued", "sent", "mined", "confirmed"])
+        .executeTakeFirst();
+      const highest = live?.nonce === null || live?.nonce === undefined ? -1 : Number(live.nonce);
+      const value = Math.max(chainPending, highest + 1);
+      await trx
+        .insertInto("nonce_ledger")
+        .values({ chain_id: chainId, address: key, next_nonce: value })
+        .onConflict((oc) => oc.columns(["chain_id", "address"]).doUpdateSet({ next_nonce: value }))
+        .execute();
+      return value;
+    });
+    this.synced.add(`${chainId}:${key}`);
+    return next;
   }
 
   /** Takes the next nonce; call inside the transaction that records the request (the row stays locked). */

@@ -9,6 +9,7 @@ import type { Store } from "../store/database.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
+import { currentIdempotencyRef } from "./idempotency.js";
 import type { NonceLedger } from "./nonce-ledger.js";
 import type { SignerRegistry } from "./signer-registry.js";
 import {
@@ -123,6 +124,11 @@ export class TransactionPipeline {
     }
   }
 
+  /** After the tracker reconciled (chain, address) with the chain: see NonceLedger.realign. */
+  async realignNonce(chain: Chain, address: string, chainPending: number): Promise<void> {
+    await this.options.ledger.realign(chain.chainId, address, chainPending);
+  }
+
   private async minedAlready(op: SignedOperation, row: TransactionsTable): Promise<boolean> {
     try {
       return (
@@ -152,7 +158,8 @@ export class TransactionPipeline {
   }
 
   private translateFault(error: unknown, doing: string): ChaingateError {
-    if (error instanceof ChaingateError && !error.retryable) return error;
+    if (error instanceof ChaingateError && (!error.retryable || error.code === "STORE_UNAVAILABLE"))
+      return error;
     return nodeUnavailable(`${doing}: ${(error as Error).message}`);
   }
 
@@ -235,6 +242,8 @@ export class TransactionPipeline {
       created_at: now,
       updated_at: now,
       sent_at: null,
+      // Fillers and replacements are the gateway's own; the request's key names what it asked for.
+      idempotency_ref: op.kind === "filler" || replaces !== null ? null : (currentIdempotencyRef() ?? null),
     };
     await trx.insertInto("transactions").values(row).execute();
     return row;

@@ -109,6 +109,8 @@ export class TransactionService {
       // A transaction that was signed and stored (node unavailable) must never be signed twice.
       (error) =>
         error instanceof ChaingateError && error.code === "NODE_UNAVAILABLE" && error.data !== undefined,
+      // Cut off after signing (a crash): the transaction is tracked; its hash is the answer.
+      (hashes) => ({ status: 200, body: { tx_hash: hashes[0] } }),
     );
     return result;
   }

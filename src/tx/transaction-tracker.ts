@@ -45,16 +45,30 @@ const BATCH = 500;
 /** How long a freshly queued row is left to the pipeline that stored it. */
 const QUEUED_GRACE_MS = 10_000;
 
+/**
+ * After a chain may have lost state (a restarted node, a head that went back), records mined in this
+ * many blocks below the head, and any above it, are checked against the chain again.
+ */
+export const RECONCILE_DEPTH = 64;
+
 export class TransactionTracker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private readonly now: () => number;
   /** Transactions sent before this process started may have left a node's pool with it: check them at once. */
   private readonly startedAt: number;
+  /** Chains to check against the chain again on the next pass (all of them at start). */
+  private readonly toReconcile = new Set<number>();
+  private readonly unsubscribe: (() => void)[] = [];
 
   constructor(private readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
     this.startedAt = this.now();
+    for (const chain of options.chains.all()) {
+      this.toReconcile.add(chain.chainId);
+      const off = chain.head?.onReset(() => this.toReconcile.add(chain.chainId));
+      if (off) this.unsubscribe.push(off);
+    }
   }
 
   start(): void {
@@ -73,6 +87,7 @@ export class TransactionTracker {
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
+    for (const off of this.unsubscribe.splice(0)) off();
     await this.running;
   }
 
@@ -102,6 +117,14 @@ export class TransactionTracker {
   }
 
   private async tickChain(chain: Chain): Promise<void> {
+    if (this.toReconcile.delete(chain.chainId)) {
+      try {
+        await this.reconcile(chain);
+      } catch (error) {
+        this.toReconcile.add(chain.chainId);
+        throw error;
+      }
+    }
     const queued = await this.rows(chain, ["queued"]);
     const now = this.now();
     for (const row of queued) {
@@ -115,6 +138,73 @@ export class TransactionTracker {
     await Promise.all(sent.map((row) => this.followSent(chain, row)));
     const mined = await this.rows(chain, ["mined"]);
     if (mined.length > 0) await this.confirm(chain, mined);
+  }
+
+  /**
+   * Checks the records of the last RECONCILE_DEPTH blocks against the chain: a transaction it no
+   * longer has goes back to queued (the next step resends its stored bytes, in nonce order), one it
+   * has elsewhere gets its new block; every sent one is offered again (the node's pool may be gone).
+   * Then each touched address's ledger is set to what the chain and the live records say.
+   */
+  async reconcile(chain: Chain): Promise<void> {
+    const { store, logger } = this.options;
+    const head = Number(BigInt(String(await chain.pool.call({ method: "eth_blockNumber", params: [] }))));
+    const recorded = await store.db
+      .selectFrom("transactions")
+      .selectAll()
+      .where("chain_id", "=", chain.chainId)
+      .where("state", "in", ["mined", "confirmed", "failed"])
+      .where("block_number", ">=", Math.max(0, head - RECONCILE_DEPTH))
+      .orderBy("nonce")
+      .limit(BATCH)
+      .execute();
+    const touched = new Set<string>();
+    let lost = 0;
+    for (const row of recorded) {
+      const receipt = await this.receipt(chain, row.tx_hash);
+      if (receipt?.blockHash === row.block_hash) continue;
+      touched.add(row.from_address);
+      if (receipt) {
+        await this.update(row, {
+          state: receipt.status === "0x1" ? "mined" : "failed",
+          block_number: Number(BigInt(receipt.blockNumber)),
+          block_hash: receipt.blockHash,
+        });
+      } else {
+        lost++;
+        await this.update(row, { state: "queued", block_number: null, block_hash: null, error: null });
+      }
+    }
+    const now = this.now();
+    const queued = (await this.rows(chain, ["queued", "sent"])).filter(
+      // A row its pipeline is broadcasting right now is left to it, as in a normal pass.
+      (row) =>
+        !(
+          row.state === "queued" &&
+          row.created_at >= this.startedAt &&
+          now - row.created_at < QUEUED_GRACE_MS
+        ),
+    );
+    for (const row of queued) {
+      touched.add(row.from_address);
+      await this.broadcast(chain, row);
+    }
+    for (const address of touched) await this.realign(chain, address);
+    if (lost > 0 || queued.length > 0)
+      logger.warn(
+        { chainId: chain.chainId, lost, resent: queued.length },
+        "reconciled records with the chain",
+      );
+  }
+
+  /** Sets the address's ledger from the chain's pending nonce and the records still on their way. */
+  private async realign(chain: Chain, address: string): Promise<void> {
+    const pending = Number(
+      BigInt(
+        String(await chain.pool.call({ method: "eth_getTransactionCount", params: [address, "pending"] })),
+      ),
+    );
+    await this.options.pipeline.realignNonce(chain, address, pending);
   }
 
   /** Sends stored bytes (after a crash, a fault, or a drop); the outcome moves the row on. */

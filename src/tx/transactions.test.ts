@@ -56,9 +56,33 @@ async function minedNonces(rt: TestRuntime, hashes: string[]): Promise<number[]>
   for (const hash of hashes) {
     // A transaction queued behind a refused nonce is mined once the gap filler is: wait as a client would.
     let receipt: { status: string } | null = null;
-    for (let i = 0; i < 100 && !receipt; i++) {
+    const deadline = Date.now() + 30_000;
+    while (!receipt && Date.now() < deadline) {
       receipt = await result<{ status: string } | null>(rt, "eth_getTransactionReceipt", [hash]);
       if (!receipt) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!receipt) {
+      // What the gateway recorded for it, so a failure says why the chain does not have it.
+      const row = await rt.store.db
+        .selectFrom("transactions")
+        .selectAll()
+        .where("tx_hash", "=", hash)
+        .executeTakeFirst();
+      const pooled = await result<unknown>(rt, "eth_getTransactionByHash", [hash]);
+      const mined = Number(
+        await result<string>(rt, "eth_getTransactionCount", [row?.from_address, "latest"]),
+      );
+      const around = await rt.store.db
+        .selectFrom("transactions")
+        .select(["nonce", "state", "tx_hash", "broadcasts", "error", "replaced_by", "replaces"])
+        .where("from_address", "=", row?.from_address ?? "")
+        .where("nonce", ">=", mined - 1)
+        .where("nonce", "<=", mined + 1)
+        .execute();
+      expect.fail(
+        `${hash} has no receipt; row ${JSON.stringify({ ...row, raw: undefined })}; node has ${JSON.stringify(pooled)}; ` +
+          `chain nonce ${mined}; rows there ${JSON.stringify(around)}`,
+      );
     }
     expect(receipt?.status, hash).toBe("0x1");
     const tx = await result<{ nonce: string }>(rt, "eth_getTransactionByHash", [hash]);

@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -7,6 +6,7 @@ import { afterAll, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
 import { native } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT } from "../test-support/evm-fixtures.js";
+import { freePort } from "../test-support/ports.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 const dir = mkdtempSync(join(tmpdir(), "chaingate-failover-"));
@@ -19,14 +19,6 @@ afterAll(async () => {
   await Promise.all(nodes.map((n) => n.stop()));
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 it("killing one of two upstreams under load costs the client (almost) nothing, and it is used again when back", async () => {
   const portB = await freePort();
@@ -59,7 +51,10 @@ it("killing one of two upstreams under load costs the client (almost) nothing, a
   const beforeKill = stats();
   expect(beforeKill.every((s) => s.answered > 0)).toBe(true);
   await b.stop();
-  await new Promise((r) => setTimeout(r, 2000));
+  // Load for at least 2 s after the kill and at least 1,000 requests in all, however busy the machine.
+  const killedAt = Date.now();
+  while ((Date.now() - killedAt < 2000 || sent <= 1000) && Date.now() - killedAt < 60_000)
+    await new Promise((r) => setTimeout(r, 50));
   stop = true;
   await Promise.all(workers);
   process.stdout.write(`failover: ${failed} of ${sent} requests failed\n`);

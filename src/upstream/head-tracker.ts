@@ -10,6 +10,9 @@ export class HeadTracker {
   /** Transactions sent through chaingate on this chain (see refresh). */
   private sends = 0;
   private readonly listeners = new Set<(head: number) => void>();
+  private readonly resetListeners = new Set<(reason: string) => void>();
+  /** The last poll found no upstream answering. */
+  private down = false;
 
   constructor(
     private readonly pool: UpstreamPool,
@@ -25,6 +28,20 @@ export class HeadTracker {
   onHead(listener: (head: number) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Called when the chain may have lost state: it answers again after no upstream did (a node
+   * restart), or its head went back (a node restored from older state, a deep reorg).
+   */
+  onReset(listener: (reason: string) => void): () => void {
+    this.resetListeners.add(listener);
+    return () => this.resetListeners.delete(listener);
+  }
+
+  private reset(reason: string): void {
+    this.logger.warn({ chainId: this.pool.chainId, reason }, "chain may have lost state; reconciling");
+    for (const listener of this.resetListeners) listener(reason);
   }
 
   /** Records a head learnt elsewhere (an eth_blockNumber answer); only ever moves forward. */
@@ -57,11 +74,22 @@ export class HeadTracker {
         try {
           // Every upstream is asked: the pool learns each one's head (lag) and health from it.
           const head = await this.pool.pollHeads();
+          if (this.down) {
+            this.down = false;
+            this.reset("upstreams answer again after an outage");
+          }
+          if (this.current !== undefined && head < this.current) {
+            const from = this.current;
+            this.current = head;
+            this.seenAt = Date.now();
+            this.reset(`head went back from ${from} to ${head}`);
+          }
           if (sendsBefore === this.sends) {
             this.observe(head);
             return;
           }
         } catch (error) {
+          this.down = true;
           this.logger.debug({ err: error, chainId: this.pool.chainId }, "head poll failed");
           return;
         }

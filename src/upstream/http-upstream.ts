@@ -1,5 +1,6 @@
 /** One node reached over HTTP: sends JSON-RPC calls and sorts failures into faults and answers. */
 import { Pool } from "undici";
+import { ChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError, upstreamUnavailable } from "../rpc/rpc-errors.js";
 
 export interface UpstreamCall {
@@ -11,9 +12,13 @@ export interface UpstreamCall {
 const FAULT_RPC_CODES = new Set([-32005, -32097, 429]);
 const FAULT_MESSAGE = /rate limit|too many requests|capacity|temporarily unavailable|timeout|timed out/i;
 
+/** No node answer larger than this is read into memory (the answer ceiling to clients is lower). */
+export const MAX_NODE_ANSWER_BYTES = 256 * 1024 * 1024;
+
 export class HttpUpstream {
   readonly url: string;
-  readonly label: string;
+  /** scheme://host:port only: a hosted provider's path or query holds its project key. */
+  label: string;
   private readonly pool: Pool;
   private readonly path: string;
   private nextId = 1;
@@ -24,8 +29,8 @@ export class HttpUpstream {
   ) {
     const parsed = new URL(url);
     this.url = url;
-    // Labels go to logs and metrics: never include credentials embedded in the URL.
-    this.label = `${parsed.protocol}//${parsed.host}${parsed.pathname === "/" ? "" : parsed.pathname}`;
+    // Labels go to logs, metrics, /network and error messages: never credentials, path or query.
+    this.label = `${parsed.protocol}//${parsed.host}`;
     this.path = `${parsed.pathname}${parsed.search}`;
     this.pool = new Pool(parsed.origin, {
       connections: 64,
@@ -59,8 +64,9 @@ export class HttpUpstream {
         body,
       });
       status = response.statusCode;
-      text = await response.body.text();
+      text = await readCapped(response.body, MAX_NODE_ANSWER_BYTES);
     } catch (error) {
+      if (error instanceof ChaingateError) throw error;
       throw upstreamUnavailable(`${this.label}: ${describeTransportError(error)}`, error);
     }
     if (status === 429 || status >= 500) {
@@ -97,6 +103,28 @@ export class HttpUpstream {
   async close(): Promise<void> {
     await this.pool.close();
   }
+}
+
+/** Reads a body as text, giving up (and closing it) past `max` bytes. */
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+  max: number,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > max) {
+      body.destroy();
+      throw new ChaingateError(`the node's answer is larger than ${max / 1048576} MiB`, {
+        code: "RESPONSE_TOO_LARGE",
+        status: 413,
+        rpcCode: -32005,
+      });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString("utf8");
 }
 
 function describeTransportError(error: unknown): string {

@@ -29,6 +29,12 @@ export class ResponseCache {
     return this.entries.size;
   }
 
+  /** Forgets every answer: a chain that went back (a restarted node, a deep reorg) may differ anywhere. */
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
   /** How long an answer may be reused: "forever", "head" (this block only) or "never". */
   private lifetime(
     spec: MethodSpec,

@@ -3,8 +3,19 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import { upstreamUnavailable } from "../rpc/rpc-errors.js";
 import { HttpUpstream, type UpstreamCall } from "./http-upstream.js";
 
+/**
+ * unverified: its chain id is not known yet (it never answered); verified: it answered our chain id;
+ * quarantined: it answered another chain id. Only verified members are ever asked for data.
+ */
+export type UpstreamStatus = "unverified" | "verified" | "quarantined";
+
 interface Member {
   upstream: HttpUpstream;
+  status: UpstreamStatus;
+  /** The chain id it last reported. */
+  reportedChainId: number | undefined;
+  /** After a fault it may have been replaced by another node: its chain id is asked again first. */
+  recheck: boolean;
   /** Until this time (ms) the upstream is only tried when every other one failed too. */
   coolUntil: number;
   consecutiveFaults: number;
@@ -18,6 +29,8 @@ interface Member {
 
 export interface UpstreamStats {
   label: string;
+  status: UpstreamStatus;
+  reportedChainId: number | null;
   answered: number;
   faults: number;
   cooling: boolean;
@@ -48,54 +61,129 @@ function isEmpty(result: unknown): boolean {
   return result === null || (Array.isArray(result) && result.length === 0);
 }
 
+/** Reports what the pool learnt about its members' chain ids (for logs). */
+export type VerificationListener = (event: {
+  label: string;
+  status: UpstreamStatus;
+  reportedChainId: number | undefined;
+}) => void;
+
 export class UpstreamPool {
   private readonly members: Member[];
   private cursor = 0;
+  private onVerification: VerificationListener = () => {};
 
+  /**
+   * `verified` maps a member's URL to the chain id it already answered (the start-up probe); members
+   * not in it stay unverified until their first answer, and are never used before it.
+   */
   constructor(
     readonly chainId: number,
     urls: readonly string[],
     timeoutMs: number,
+    verified?: ReadonlyMap<string, number>,
   ) {
     if (urls.length === 0) throw new Error(`chain ${chainId} has no upstreams`);
-    this.members = urls.map((url) => ({
-      upstream: new HttpUpstream(url, timeoutMs),
-      coolUntil: 0,
-      consecutiveFaults: 0,
-      answered: 0,
-      faults: 0,
-      head: undefined,
-      latencyMs: undefined,
-    }));
+    const labels = new Map<string, number>();
+    this.members = urls.map((url) => {
+      const upstream = new HttpUpstream(url, timeoutMs);
+      // Two URLs on one host (different paths, i.e. different project keys) get distinct labels.
+      const seen = (labels.get(upstream.label) ?? 0) + 1;
+      labels.set(upstream.label, seen);
+      if (seen > 1) upstream.label = `${upstream.label}#${seen}`;
+      const reported = verified === undefined ? chainId : verified.get(url);
+      return {
+        upstream,
+        status: reported === undefined ? "unverified" : reported === chainId ? "verified" : "quarantined",
+        reportedChainId: reported,
+        recheck: false,
+        coolUntil: 0,
+        consecutiveFaults: 0,
+        answered: 0,
+        faults: 0,
+        head: undefined,
+        latencyMs: undefined,
+      } satisfies Member;
+    });
   }
 
-  /** A head an upstream pushed (WebSocket newHeads): only ever moves that upstream's head forward. */
-  noteHead(label: string, head: number): void {
+  /** Called whenever a member's chain-id status changes. */
+  listen(listener: VerificationListener): void {
+    this.onVerification = listener;
+  }
+
+  /** Whether any member can be asked for data now (verified and not cooling). */
+  get healthy(): boolean {
+    const now = Date.now();
+    return this.members.some((m) => this.usable(m) && m.coolUntil <= now);
+  }
+
+  private usable(m: Member): boolean {
+    return m.status === "verified" && !m.recheck;
+  }
+
+  private fault(member: Member): void {
+    member.faults++;
+    member.consecutiveFaults++;
+    member.coolUntil = Date.now() + COOLDOWN_MS * Math.min(member.consecutiveFaults, 15);
+    member.recheck = true;
+  }
+
+  /**
+   * Asks a member that is unverified, quarantined or back from a fault for its chain id; answers
+   * whether it may be used. A node swapped behind a URL for another chain's is caught here.
+   */
+  private async verify(member: Member): Promise<boolean> {
+    if (member.status === "verified" && !member.recheck) return true;
+    const result = await member.upstream.call({ method: "eth_chainId", params: [] });
+    const reported = Number(BigInt(String(result)));
+    const status: UpstreamStatus = reported === this.chainId ? "verified" : "quarantined";
+    const changed = status !== member.status || reported !== member.reportedChainId;
+    member.status = status;
+    member.reportedChainId = reported;
+    member.recheck = false;
+    if (changed) this.onVerification({ label: member.upstream.label, status, reportedChainId: reported });
+    return status === "verified";
+  }
+
+  /**
+   * A head an upstream pushed (WebSocket newHeads): only ever moves that upstream's head forward.
+   * Answers whether the chain may learn from it (the upstream is verified).
+   */
+  noteHead(label: string, head: number): boolean {
     const member = this.members.find((m) => m.upstream.label === label);
     if (member && (member.head === undefined || head > member.head)) member.head = head;
+    // Only a verified upstream's heads speak for the chain.
+    return member !== undefined && this.usable(member);
   }
 
   /** The best head any upstream reported. */
   get bestHead(): number | undefined {
     let best: number | undefined;
     for (const m of this.members)
-      if (m.head !== undefined && (best === undefined || m.head > best)) best = m.head;
+      if (m.status === "verified" && m.head !== undefined && (best === undefined || m.head > best))
+        best = m.head;
     return best;
   }
 
   /**
    * Asks every upstream for its head at once (their health, lag and latency come from this);
-   * answers the best head, or throws when none answered.
+   * answers the best head reported in this round, or throws when none answered.
    */
   async pollHeads(): Promise<number> {
+    let best: number | undefined;
     await Promise.all(
       this.members.map(async (member) => {
-        const started = performance.now();
         try {
+          if (!(await this.verify(member))) return;
+          const started = performance.now();
           const result = await member.upstream.call({ method: "eth_blockNumber", params: [] });
           member.latencyMs = performance.now() - started;
           const head = Number.parseInt(String(result).slice(2), 16);
-          if (Number.isSafeInteger(head)) member.head = head;
+          if (Number.isSafeInteger(head)) {
+            member.head = head;
+            if (best === undefined || head > best) best = head;
+          }
           if (member.coolUntil > Date.now() && member.consecutiveFaults > 0) {
             // Healthy again: back into rotation at once rather than after its cooldown.
             member.coolUntil = 0;
@@ -103,13 +191,11 @@ export class UpstreamPool {
           }
         } catch (error) {
           if (!(error instanceof ChaingateError) || !error.retryable) return;
-          member.faults++;
-          member.consecutiveFaults++;
-          member.coolUntil = Date.now() + COOLDOWN_MS * Math.min(member.consecutiveFaults, 15);
+          this.fault(member);
         }
       }),
     );
-    const best = this.bestHead;
+    // Only this round's answers count: a dead node's last head says nothing about the chain now.
     if (best === undefined) throw upstreamUnavailable("no upstream reported a head");
     return best;
   }
@@ -123,6 +209,8 @@ export class UpstreamPool {
     const best = this.bestHead;
     return this.members.map((m) => ({
       label: m.upstream.label,
+      status: m.status,
+      reportedChainId: m.reportedChainId ?? null,
       answered: m.answered,
       faults: m.faults,
       cooling: m.coolUntil > now,
@@ -134,9 +222,11 @@ export class UpstreamPool {
 
   /** In-sync healthy upstreams first (round robin), then lagging ones, cooling ones last as a final resort. */
   private order(now: number): Member[] {
-    if (this.members.length === 1) return this.members;
+    if (this.members.length === 1) return this.usable(this.members[0]!) ? this.members : [];
     const start = this.cursor++ % this.members.length;
-    const rotated = [...this.members.slice(start), ...this.members.slice(0, start)];
+    const rotated = [...this.members.slice(start), ...this.members.slice(0, start)].filter((m) =>
+      this.usable(m),
+    );
     const best = this.bestHead;
     const inSync = (m: Member) =>
       best === undefined || m.head === undefined || best - m.head <= MAX_LAG_BLOCKS;
@@ -164,15 +254,16 @@ export class UpstreamPool {
           member.answered++;
           throw error;
         }
-        member.faults++;
-        member.consecutiveFaults++;
-        member.coolUntil = Date.now() + COOLDOWN_MS * Math.min(member.consecutiveFaults, 15);
+        this.fault(member);
         lastFault = error;
       }
     }
     throw lastFault instanceof ChaingateError
       ? lastFault
-      : upstreamUnavailable("no upstream answered", lastFault);
+      : upstreamUnavailable(
+          lastFault === undefined ? "no verified upstream is available" : "no upstream answered",
+          lastFault,
+        );
   }
 
   /**
@@ -182,7 +273,12 @@ export class UpstreamPool {
   private async askAhead(first: Member, call: UpstreamCall, firstResult: unknown): Promise<unknown> {
     if (first.head === undefined) return firstResult;
     const ahead = this.members.filter(
-      (m) => m !== first && m.head !== undefined && m.head > first.head! && m.coolUntil <= Date.now(),
+      (m) =>
+        m !== first &&
+        this.usable(m) &&
+        m.head !== undefined &&
+        m.head > first.head! &&
+        m.coolUntil <= Date.now(),
     );
     for (const member of ahead) {
       try {
@@ -200,6 +296,7 @@ export class UpstreamPool {
   async callOn(label: string, call: UpstreamCall): Promise<unknown> {
     const member = this.members.find((m) => m.upstream.label === label);
     if (!member) throw upstreamUnavailable(`upstream ${label} is no longer configured`);
+    if (!this.usable(member)) throw upstreamUnavailable(`upstream ${label} is not verified`);
     return member.upstream.call(call);
   }
 
@@ -211,12 +308,13 @@ export class UpstreamPool {
         return { label: member.upstream.label, result: await member.upstream.call(call) };
       } catch (error) {
         if (!(error instanceof ChaingateError) || !error.retryable) throw error;
+        this.fault(member);
         lastFault = error;
       }
     }
     throw lastFault instanceof ChaingateError
       ? lastFault
-      : upstreamUnavailable("no upstream answered", lastFault);
+      : upstreamUnavailable("no verified upstream answered", lastFault);
   }
 
   async close(): Promise<void> {

@@ -53,6 +53,16 @@ describe("wallet service", () => {
     expect(deriver.calls - start).toBe(3);
   });
 
+  it("an address's signer is opened once per unlock-cache entry and reused after", async () => {
+    const [record] = await service.create({ type: "KEYSTORE_V3", password: "pw", addressQuantity: 2 });
+    const first = await service.unlock(record!.id, 1, "pw");
+    const again = await service.unlock(record!.id, 1, "pw");
+    expect(again.account).toBe(first.account);
+    expect(again.address).toBe(first.account.address);
+    // Another password never gets the opened signer.
+    await expect(service.unlock(record!.id, 1, "not-pw")).rejects.toMatchObject({ code: "WRONG_PASSWORD" });
+  });
+
   it("a locked wallet refuses guesses without running the KDF", async () => {
     const [record] = await service.create({ type: "KEYSTORE_V3", password: "pw", addressQuantity: 1 });
     cache.delete(record!.id);

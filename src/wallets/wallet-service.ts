@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { bytesToHex, type LocalAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { badRequest, ChaingateError } from "../errors/chaingate-error.js";
+import { badRequest } from "../errors/chaingate-error.js";
 import {
   accountFromPrivateKey,
   type DerivedAccount,
@@ -61,6 +61,8 @@ const MAX_LOCK_MS = 5 * 60_000;
 
 export class WalletService {
   private readonly now: () => number;
+  /** Unlocks under way, by wallet and password tag: concurrent ones with one password share one. */
+  private readonly attempts = new Map<string, Promise<Buffer>>();
 
   constructor(private readonly options: WalletServiceOptions) {
     this.now = options.now ?? Date.now;
@@ -100,7 +102,7 @@ export class WalletService {
         );
       }
       source = "keystore";
-      accounts = [accountFromPrivateKey(0, await this.openForeignKeystore(input.keystore, password))];
+      accounts = [accountFromPrivateKey(0, await this.openForeignKeystore(input.keystore, password, owner))];
     } else {
       const mnemonic = input.mnemonic === undefined ? newMnemonic() : normalizeMnemonic(input.mnemonic);
       source = input.mnemonic === undefined ? "generated" : "mnemonic";
@@ -109,7 +111,7 @@ export class WalletService {
     }
 
     // One scrypt for the whole wallet: every keystore shares the salt and so the derived key.
-    const derivedKey = await this.options.deriver.derive(password, kdf);
+    const derivedKey = await this.options.deriver.derive(password, kdf, owner ?? "");
     const id = randomUUID();
     const createdAt = this.now();
     const rows: WalletAddressesTable[] = accounts.map((account) => ({
@@ -149,9 +151,13 @@ export class WalletService {
   }
 
   /** Decrypts an imported keystore with its own KDF; its password becomes the wallet's password. */
-  private async openForeignKeystore(keystore: unknown, password: string): Promise<Uint8Array> {
+  private async openForeignKeystore(
+    keystore: unknown,
+    password: string,
+    owner: string | null,
+  ): Promise<Uint8Array> {
     const parsed = parseKeystore(keystore);
-    const key = await this.options.deriver.derive(password, parsed.kdf);
+    const key = await this.options.deriver.derive(password, parsed.kdf, owner ?? "");
     const privateKey = unseal(parsed.sealed, key);
     key.fill(0);
     if (privateKey.length !== 32)
@@ -221,26 +227,20 @@ export class WalletService {
 
     let derivedKey = this.options.cache.get(id, password);
     if (!derivedKey) {
-      const now = this.now();
-      if (wallet.locked_until > now) throw walletLocked(Math.ceil((wallet.locked_until - now) / 1000));
-      derivedKey = await this.options.deriver.derive(password, JSON.parse(wallet.kdf) as ScryptParams);
-      try {
-        unseal(keystore.sealed, derivedKey);
-      } catch (error) {
-        if (error instanceof ChaingateError && error.code === "WRONG_PASSWORD")
-          await this.recordFailure(wallet);
-        derivedKey.fill(0);
-        throw error;
+      // Concurrent unlocks with the same password share one attempt and one derivation.
+      const tag = this.options.cache.tagOf(id, password);
+      let attempt = this.attempts.get(tag);
+      if (!attempt) {
+        attempt = this.attempt(wallet, keystore.sealed, password, owner).finally(() =>
+          this.attempts.delete(tag),
+        );
+        this.attempts.set(tag, attempt);
       }
-      if (wallet.failed_attempts > 0) {
-        await this.options.store.db
-          .updateTable("wallets")
-          .set({ failed_attempts: 0, locked_until: 0 })
-          .where("id", "=", id)
-          .execute();
-      }
-      this.options.cache.set(id, password, derivedKey);
+      derivedKey = await attempt;
     }
+    // A signer opened before with this password is reused: no decryption, no public-key derivation.
+    const opened = this.options.cache.account(id, password, index);
+    if (opened) return { walletId: id, index, address: row.address, account: opened };
     const privateKey = unseal(keystore.sealed, derivedKey);
     const account = privateKeyToAccount(bytesToHex(privateKey));
     privateKey.fill(0);
@@ -248,24 +248,65 @@ export class WalletService {
     return { walletId: id, index, address: row.address, account };
   }
 
-  /** Counts a wrong password in the store, so the limit holds across instances and API keys. */
-  private async recordFailure(wallet: WalletsTable): Promise<void> {
-    const db = this.options.store.db;
-    await db.transaction().execute(async (trx) => {
+  /**
+   * One password attempt: counted in the store before the KDF runs (so concurrent guesses, on any
+   * instance, are counted exactly and stop at the lock), then derived in the tenant's turn, then
+   * checked; a right password clears the count.
+   */
+  private async attempt(
+    wallet: WalletsTable,
+    sealed: Parameters<typeof unseal>[0],
+    password: string,
+    owner: string | null,
+  ): Promise<Buffer> {
+    await this.reserveAttempt(wallet.id);
+    const derivedKey = await this.options.deriver.derive(
+      password,
+      JSON.parse(wallet.kdf) as ScryptParams,
+      owner ?? "",
+    );
+    try {
+      unseal(sealed, derivedKey);
+    } catch (error) {
+      derivedKey.fill(0);
+      throw error;
+    }
+    await this.options.store.db
+      .updateTable("wallets")
+      .set({ failed_attempts: 0, locked_until: 0 })
+      .where("id", "=", wallet.id)
+      .execute();
+    this.options.cache.set(wallet.id, password, derivedKey);
+    return derivedKey;
+  }
+
+  /**
+   * Takes one attempt from the wallet's allowance in one database transaction (the row locked on
+   * PostgreSQL; SQLite serialises writers): refused while the wallet is locked; the attempt that
+   * passes the free ones sets the lock for every later one.
+   */
+  private async reserveAttempt(walletId: string): Promise<void> {
+    const now = this.now();
+    const lockedUntil = await this.options.store.db.transaction().execute(async (trx) => {
       const current = await trx
         .selectFrom("wallets")
-        .select(["failed_attempts"])
-        .where("id", "=", wallet.id)
+        .select(["failed_attempts", "locked_until"])
+        .where("id", "=", walletId)
+        .$if(this.options.store.kind === "postgres", (q) => q.forUpdate())
         .executeTakeFirst();
-      const failures = (current?.failed_attempts ?? 0) + 1;
+      if (!current) throw walletNotFound(walletId);
+      if (current.locked_until > now) return current.locked_until;
+      const attempts = current.failed_attempts + 1;
       const lockMs =
-        failures > FREE_ATTEMPTS ? Math.min(1000 * 2 ** (failures - FREE_ATTEMPTS - 1), MAX_LOCK_MS) : 0;
+        attempts > FREE_ATTEMPTS ? Math.min(1000 * 2 ** (attempts - FREE_ATTEMPTS - 1), MAX_LOCK_MS) : 0;
       await trx
         .updateTable("wallets")
-        .set({ failed_attempts: failures, locked_until: lockMs > 0 ? this.now() + lockMs : 0 })
-        .where("id", "=", wallet.id)
+        .set({ failed_attempts: attempts, locked_until: lockMs > 0 ? now + lockMs : 0 })
+        .where("id", "=", walletId)
         .execute();
+      return undefined;
     });
+    if (lockedUntil !== undefined) throw walletLocked(Math.ceil((lockedUntil - now) / 1000));
   }
 }
 

@@ -8,6 +8,8 @@ import * as apiKeys from "./005-api-keys.js";
 import * as filterRecent from "./006-filter-recent-blocks.js";
 import * as pending from "./007-pending-transactions.js";
 import * as refunds from "./008-transport-refunds.js";
+import * as idempotencyLeases from "./009-idempotency-leases.js";
+import * as filterOwners from "./010-filter-owners.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -18,4 +20,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   "006-filter-recent-blocks": filterRecent,
   "007-pending-transactions": pending,
   "008-transport-refunds": refunds,
+  "009-idempotency-leases": idempotencyLeases,
+  "010-filter-owners": filterOwners,
 };

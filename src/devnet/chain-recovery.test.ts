@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeCall, result } from "../test-support/chain-helpers.js";
+import { waitUntil } from "../test-support/cli.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { newWallet, openTransactions, retryUntilHashed, sendWithKey } from "../test-support/token-helpers.js";
+
+const receiptOf = (rt: TestRuntime, hash: string) =>
+  result<{ status: string; blockHash: string } | null>(rt, "eth_getTransactionReceipt", [hash]);
+
+/** Every record that says mined or confirmed names a block the chain has, with that transaction in it. */
+async function recordsAgreeWithChain(rt: TestRuntime, address: string): Promise<boolean> {
+  const rows = await rt.store.db
+    .selectFrom("transactions")
+    .select(["tx_hash", "state", "block_hash"])
+    .where("from_address", "=", address)
+    .execute();
+  for (const row of rows) {
+    if (row.state !== "mined" && row.state !== "confirmed") continue;
+    const receipt = await receiptOf(rt, row.tx_hash);
+    if (receipt?.blockHash !== row.block_hash) return false;
+  }
+  return true;
+}
+
+async function allSettled(rt: TestRuntime, address: string, hashes: string[]): Promise<boolean> {
+  for (const hash of hashes) if ((await receiptOf(rt, hash))?.status !== "0x1") return false;
+  return (await openTransactions(rt, address)) === 0 && (await recordsAgreeWithChain(rt, address));
+}
+
+describe("an embedded chain that dies or goes back", () => {
+  let rt: TestRuntime;
+  beforeAll(async () => {
+    rt = await startTestRuntime({ env: { CHAINGATE_TRACKER_INTERVAL_MS: "100" } });
+  });
+  afterAll(async () => rt?.close());
+
+  const send = (walletId: string, key: string) => sendWithKey(rt, walletId, key);
+
+  it("kill -9 of the home anvil under a burst: it is back within seconds, every hash is mined, no record lies", async () => {
+    const wallet = await newWallet(rt);
+    // The funding is in the node's saved state (saved every second) before the crash.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const node = rt.devnet!.nodes[0]!;
+    const killedPid = node.pid;
+    const keys = Array.from({ length: 30 }, (_, i) => `crash-${i}`);
+    const hashes = new Map<string, string>();
+    const burst = Promise.all(
+      keys.map(async (key) => {
+        const answer = await send(wallet.id, key);
+        if (answer.status === 200) hashes.set(key, (answer.json as { tx_hash: string }).tx_hash);
+        else expect(answer.status, JSON.stringify(answer.json)).toBe(503);
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 150));
+    process.kill(killedPid, "SIGKILL");
+    await burst;
+
+    // The supervisor brings it back, and says so.
+    const network = async () =>
+      (
+        (await (await fetch(`${rt.url}/network`)).json()) as {
+          chains: { chain_id: number; embedded: { status: string; restarts: number } | null }[];
+        }
+      ).chains.find((c) => c.chain_id === 1001)!;
+    expect(
+      await waitUntil(async () => {
+        const embedded = (await network()).embedded;
+        return embedded?.status === "running" && embedded.restarts >= 1;
+      }, 60_000),
+    ).toBe(true);
+    expect(node.pid).not.toBe(killedPid);
+    expect(await waitUntil(async () => (await fetch(`${rt.url}/readyz`)).status === 200, 30_000)).toBe(true);
+
+    // What did not get a hash is retried with its key: the stored transaction or a fresh one.
+    expect(await retryUntilHashed((key) => send(wallet.id, key), keys, hashes)).toBe(true);
+    expect(await waitUntil(() => allSettled(rt, wallet.address, [...hashes.values()]), 60_000)).toBe(true);
+
+    // The address moves on: its next transaction is mined.
+    const next = await send(wallet.id, "after-crash");
+    expect(next.status, JSON.stringify(next.json)).toBe(200);
+    const nextHash = (next.json as { tx_hash: string }).tx_hash;
+    expect(await waitUntil(async () => (await receiptOf(rt, nextHash))?.status === "0x1", 30_000)).toBe(true);
+  }, 180_000);
+
+  it("a chain that goes back (its node restored older state) gets its lost transactions again, from their stored bytes", async () => {
+    const wallet = await newWallet(rt);
+    const node = rt.devnet!.nodes[0]!;
+    const snapshot = await nodeCall(node.url, "evm_snapshot");
+    const hashes: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const answer = await send(wallet.id, `rewind-${i}`);
+      expect(answer.status).toBe(200);
+      hashes.push((answer.json as { tx_hash: string }).tx_hash);
+    }
+    expect(
+      await waitUntil(async () => {
+        const rows = await rt.store.db
+          .selectFrom("transactions")
+          .select("state")
+          .where("from_address", "=", wallet.address)
+          .execute();
+        return rows.length === 5 && rows.every((r) => r.state === "confirmed");
+      }, 30_000),
+    ).toBe(true);
+
+    // The node loses those blocks: the records must not keep saying "confirmed".
+    await nodeCall(node.url, "evm_revert", [snapshot]);
+    expect(await receiptOf(rt, hashes[0]!)).toBeNull();
+    expect(await waitUntil(() => allSettled(rt, wallet.address, hashes), 60_000)).toBe(true);
+    const nonces = await Promise.all(
+      hashes.map(async (h) =>
+        Number((await result<{ nonce: string }>(rt, "eth_getTransactionByHash", [h])).nonce),
+      ),
+    );
+    expect(nonces).toEqual([0, 1, 2, 3, 4]);
+
+    const next = await send(wallet.id, "rewind-next");
+    expect(next.status).toBe(200);
+    const nextHash = (next.json as { tx_hash: string }).tx_hash;
+    expect(await waitUntil(async () => (await receiptOf(rt, nextHash))?.status === "0x1", 30_000)).toBe(true);
+    expect(Number((await result<{ nonce: string }>(rt, "eth_getTransactionByHash", [nextHash])).nonce)).toBe(
+      5,
+    );
+  }, 120_000);
+});

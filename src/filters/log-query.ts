@@ -1,0 +1,248 @@
+/** eth_getLogs with guardrails: a block-range cap, a result cap, bounded chunks fetched in turn, identical chunks shared. */
+import { ChaingateError } from "../errors/chaingate-error.js";
+import type { Chain } from "../upstream/chain-registry.js";
+import { type LogCriteria, logMatches, matchPart, toHex } from "./filter-criteria.js";
+
+export type Log = Record<string, unknown> & { blockNumber: string; blockHash: string };
+
+export interface LogLimits {
+  /** Blocks one query may span. */
+  logsRange: number;
+  /** Logs one query may answer. */
+  logsResults: number;
+  /** Addresses, and topics per position, in one criteria object. */
+  filterAddresses: number;
+}
+
+/** Blocks per upstream call: a wide range never asks a node for one unbounded answer. */
+export const CHUNK_BLOCKS = 2_000;
+/** Queries one tenant may have running at once; the rest wait their turn (their memory is bounded). */
+export const QUERIES_PER_TENANT = 2;
+
+/**
+ * A filter poll over at most this many blocks reads each block's logs once for every filter
+ * (by block hash, shared), and matches them here.
+ */
+export const SHARED_POLL_BLOCKS = 4;
+/** Blocks whose full logs are kept for the filters still to poll them. */
+const SHARED_BLOCKS_KEPT = 32;
+
+/** EIP-1474 "limit exceeded", the code hosted providers answer with; clients match on the message. */
+export const RPC_LIMIT_EXCEEDED = -32005;
+
+export function limitExceeded(code: string, message: string): ChaingateError {
+  return new ChaingateError(message, { code, status: 413, rpcCode: RPC_LIMIT_EXCEEDED });
+}
+
+/** What is too large in criteria (addresses or topics), or undefined. */
+export function criteriaSizeProblem(criteria: LogCriteria, max: number): string | undefined {
+  const addresses = Array.isArray(criteria.address) ? criteria.address.length : 0;
+  if (addresses > max) return `the filter lists ${addresses} addresses; at most ${max} are allowed`;
+  for (const [i, topic] of (criteria.topics ?? []).entries()) {
+    if (Array.isArray(topic) && topic.length > max)
+      return `the filter lists ${topic.length} topics at position ${i}; at most ${max} are allowed`;
+  }
+  return undefined;
+}
+
+export class LogQuery {
+  private readonly shared = new Map<string, Promise<Log[]>>();
+  /** Every log of a recent block, by chain and block hash (a hash names one block for good). */
+  private readonly blocks = new Map<string, Promise<Log[]>>();
+  private readonly running = new Map<string, number>();
+  private readonly waiting = new Map<string, (() => void)[]>();
+
+  constructor(private readonly limits: LogLimits) {}
+
+  checkSize(criteria: LogCriteria): void {
+    const problem = criteriaSizeProblem(criteria, this.limits.filterAddresses);
+    if (problem) throw limitExceeded("FILTER_TOO_LARGE", problem);
+  }
+
+  /** Every log the criteria match, or a clear error when the range or the answer is too large. */
+  async all(chain: Chain, criteria: LogCriteria, tenant: string): Promise<Log[]> {
+    this.checkSize(criteria);
+    return this.turn(tenant, async () => {
+      if (criteria.blockHash !== undefined) {
+        return this.capped(
+          await this.fetch(chain, { ...matchPart(criteria), blockHash: criteria.blockHash }),
+          0,
+        );
+      }
+      const head = await headOf(chain);
+      const from = await blockOf(chain, criteria.fromBlock, head);
+      const to = await blockOf(chain, criteria.toBlock, head);
+      if (from > to) return [];
+      const span = to - from + 1;
+      if (span > this.limits.logsRange) {
+        throw limitExceeded(
+          "LOG_RANGE_TOO_LARGE",
+          `block range is too large: ${span} blocks; at most ${this.limits.logsRange} (split the query)`,
+        );
+      }
+      if (span <= CHUNK_BLOCKS) {
+        // One call, with the caller's own block parameters: the node resolves "latest" itself.
+        const own = {
+          ...matchPart(criteria),
+          ...(criteria.fromBlock === undefined ? {} : { fromBlock: criteria.fromBlock }),
+          ...(criteria.toBlock === undefined ? {} : { toBlock: criteria.toBlock }),
+        };
+        return this.capped(await this.fetch(chain, own), 0);
+      }
+      const out: Log[] = [];
+      for (let start = from; start <= to; ) {
+        const end = Math.min(to, (Math.floor(start / CHUNK_BLOCKS) + 1) * CHUNK_BLOCKS - 1);
+        const logs = await this.fetch(chain, {
+          ...matchPart(criteria),
+          fromBlock: toHex(start),
+          toBlock: toHex(end),
+        });
+        this.capped(logs, out.length);
+        for (const log of logs) out.push(log);
+        start = end + 1;
+      }
+      return out;
+    });
+  }
+
+  /**
+   * For a filter's changes: the logs of [from, to] in whole chunks of `chunk` blocks, stopping once
+   * the result cap would be passed; answers the logs and the last block they cover.
+   */
+  async upTo(
+    chain: Chain,
+    criteria: LogCriteria,
+    from: number,
+    to: number,
+    tenant: string,
+    chunk = 100,
+  ): Promise<{ logs: Log[]; last: number; lastHash?: string }> {
+    if (to - from + 1 <= SHARED_POLL_BLOCKS)
+      return this.turn(tenant, () => this.fromBlocks(chain, criteria, from, to));
+    return this.turn(tenant, async () => {
+      const out: Log[] = [];
+      let last = from - 1;
+      for (let start = from; start <= to; ) {
+        const end = Math.min(to, start + chunk - 1);
+        const logs = await this.fetch(chain, {
+          ...matchPart(criteria),
+          fromBlock: toHex(start),
+          toBlock: toHex(end),
+        });
+        // The first chunk is always delivered, so a filter always moves on.
+        if (out.length > 0 && out.length + logs.length > this.limits.logsResults) break;
+        for (const log of logs) out.push(log);
+        last = end;
+        start = end + 1;
+      }
+      return { logs: out, last };
+    });
+  }
+
+  /**
+   * The usual poll (a block or a few): each block's logs are read once, by its hash, whatever number
+   * of filters polls it, and matched against these criteria. The hash of the last block read is
+   * answered too, so the filter's cursor names exactly the block it delivered (a reorg is then seen).
+   */
+  private async fromBlocks(
+    chain: Chain,
+    criteria: LogCriteria,
+    from: number,
+    to: number,
+  ): Promise<{ logs: Log[]; last: number; lastHash?: string }> {
+    const out: Log[] = [];
+    let last = from - 1;
+    let lastHash: string | undefined;
+    for (let n = from; n <= to; n++) {
+      const block = (await chain.pool.call({
+        method: "eth_getBlockByNumber",
+        params: [toHex(n), false],
+      })) as {
+        hash: string;
+      } | null;
+      // The node answering has not seen it yet: deliver up to here.
+      if (!block) break;
+      for (const log of await this.blockLogs(chain, block.hash))
+        if (logMatches(criteria, log as { address?: string; topics?: string[] })) out.push(log);
+      last = n;
+      lastHash = block.hash;
+    }
+    return lastHash === undefined ? { logs: out, last } : { logs: out, last, lastHash };
+  }
+
+  private blockLogs(chain: Chain, hash: string): Promise<Log[]> {
+    const key = `${chain.chainId}:${hash}`;
+    let logs = this.blocks.get(key);
+    if (!logs) {
+      logs = chain.pool.call({ method: "eth_getLogs", params: [{ blockHash: hash }] }) as Promise<Log[]>;
+      logs.catch(() => this.blocks.delete(key));
+      this.blocks.set(key, logs);
+      if (this.blocks.size > SHARED_BLOCKS_KEPT)
+        this.blocks.delete(this.blocks.keys().next().value as string);
+    }
+    return logs;
+  }
+
+  private capped(logs: Log[], already: number): Log[] {
+    if (already + logs.length > this.limits.logsResults) {
+      throw limitExceeded(
+        "TOO_MANY_RESULTS",
+        `query returned more than ${this.limits.logsResults} results (narrow the block range or the filter)`,
+      );
+    }
+    return logs;
+  }
+
+  /** One upstream call per distinct chunk in flight, whoever asks. */
+  private fetch(chain: Chain, params: LogCriteria): Promise<Log[]> {
+    const key = `${chain.chainId}:${JSON.stringify(params)}`;
+    let pending = this.shared.get(key);
+    if (!pending) {
+      pending = (chain.pool.call({ method: "eth_getLogs", params: [params] }) as Promise<Log[]>).finally(() =>
+        this.shared.delete(key),
+      );
+      this.shared.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** Runs `work` when the tenant has fewer than QUERIES_PER_TENANT queries running. */
+  private async turn<T>(tenant: string, work: () => Promise<T>): Promise<T> {
+    if ((this.running.get(tenant) ?? 0) >= QUERIES_PER_TENANT) {
+      await new Promise<void>((resolve) => {
+        const queue = this.waiting.get(tenant) ?? [];
+        queue.push(resolve);
+        this.waiting.set(tenant, queue);
+      });
+    }
+    this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
+    try {
+      return await work();
+    } finally {
+      const left = (this.running.get(tenant) ?? 1) - 1;
+      if (left === 0) this.running.delete(tenant);
+      else this.running.set(tenant, left);
+      const queue = this.waiting.get(tenant);
+      const next = queue?.shift();
+      if (queue && queue.length === 0) this.waiting.delete(tenant);
+      next?.();
+    }
+  }
+}
+
+async function headOf(chain: Chain): Promise<number> {
+  const known = chain.head?.head;
+  if (known !== undefined) return known;
+  return Number(BigInt(String(await chain.pool.call({ method: "eth_blockNumber", params: [] }))));
+}
+
+/** A block parameter as a number: tags resolved against the head (safe and finalized asked of the node). */
+async function blockOf(chain: Chain, tag: string | undefined, head: number): Promise<number> {
+  if (tag === undefined || tag === "latest" || tag === "pending") return head;
+  if (tag === "earliest") return 0;
+  if (tag.startsWith("0x")) return Number.parseInt(tag.slice(2), 16);
+  const block = (await chain.pool.call({ method: "eth_getBlockByNumber", params: [tag, false] })) as {
+    number: string;
+  } | null;
+  return block ? Number.parseInt(block.number.slice(2), 16) : head;
+}

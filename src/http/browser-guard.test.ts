@@ -1,0 +1,156 @@
+import { request as httpRequest } from "node:http";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { result } from "../test-support/chain-helpers.js";
+import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { hostAllowed, hostName } from "./browser-guard.js";
+
+/** A raw request: fetch will not send a foreign Host header. */
+function raw(
+  url: string,
+  path: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: target.hostname, port: target.port, path, method, headers }, (res) => {
+      let text = "";
+      res.on("data", (c: Buffer) => (text += c.toString()));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+function openSocket(url: string, origin?: string): Promise<"open" | number> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url.replace("http", "ws"), origin ? { origin } : {});
+    ws.on("open", () => {
+      ws.close();
+      resolve("open");
+    });
+    ws.on("unexpected-response", (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      ws.terminate();
+    });
+    ws.on("error", () => {});
+  });
+}
+
+it("reads the host name of any Host header; IP literals and localhost pass, other names only when listed", () => {
+  expect(hostName("LocalHost:8545")).toBe("localhost");
+  expect(hostName("[::1]:8545")).toBe("::1");
+  expect(hostName("127.0.0.1")).toBe("127.0.0.1");
+  const options = { listenHost: "127.0.0.1", vhosts: ["localhost", "*.corp.example"], allowedOrigins: [] };
+  fc.assert(
+    fc.property(fc.ipV4(), fc.integer({ min: 1, max: 65535 }), (ip, port) =>
+      hostAllowed(`${ip}:${port}`, options),
+    ),
+  );
+  fc.assert(
+    fc.property(fc.domain(), (domain) => {
+      const allowed = hostAllowed(domain, options);
+      const listed =
+        domain === "localhost" || domain.endsWith(".localhost") || domain.endsWith(".corp.example");
+      return allowed === listed;
+    }),
+  );
+});
+
+describe("without API keys, a web page cannot use chaingate", () => {
+  let rt: TestRuntime;
+  let port: string;
+  beforeAll(async () => {
+    rt = await startTestRuntime();
+    port = new URL(rt.url).port;
+  });
+  afterAll(async () => rt?.close());
+
+  it("a foreign Host (DNS rebinding) is refused; loopback names and addresses are served", async () => {
+    const rebound = await raw(rt.url, "/wallet", "GET", { host: `attacker.example:${port}` });
+    expect(rebound.status).toBe(403);
+    expect(JSON.parse(rebound.text)).toMatchObject({ code: "HOST_NOT_ALLOWED" });
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, "localhost"]) {
+      expect((await raw(rt.url, "/wallet", "GET", { host })).status, host).toBe(200);
+    }
+  });
+
+  it("a cross-site text/plain or form POST cannot send a transaction; the same origin can call", async () => {
+    const nonceBefore = await result<string>(rt, "eth_getTransactionCount", [DEV_ACCOUNT, "latest"]);
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "eth_sendTransaction",
+      params: [{ from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0xde0b6b3a7640000" }],
+    });
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/json"]) {
+      for (const path of ["/eth_sendTransaction", "/"]) {
+        const answer = await raw(
+          rt.url,
+          path,
+          "POST",
+          { host: `127.0.0.1:${port}`, origin: "https://attacker.example", "content-type": type },
+          body,
+        );
+        expect(answer.status, `${type} ${path}`).toBe(403);
+        expect(JSON.parse(answer.text)).toMatchObject({ code: "ORIGIN_NOT_ALLOWED" });
+      }
+    }
+    expect(await result<string>(rt, "eth_getTransactionCount", [DEV_ACCOUNT, "latest"])).toBe(nonceBefore);
+    const same = await raw(
+      rt.url,
+      "/eth_chainId",
+      "POST",
+      { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}`, "content-type": "application/json" },
+      "{}",
+    );
+    expect(same.status).toBe(200);
+  });
+
+  it("a WebSocket from a foreign Origin is refused; the console's own origin and non-browser clients connect", async () => {
+    expect(await openSocket(rt.url, "https://attacker.example")).toBe(403);
+    expect(await openSocket(rt.url, rt.url)).toBe("open");
+    expect(await openSocket(rt.url)).toBe("open");
+  });
+
+  it("the console and the docs cannot be framed by another site", async () => {
+    for (const path of ["/console/", "/docs/"]) {
+      const page = await fetch(`${rt.url}${path}`);
+      expect(page.status, path).toBe(200);
+      expect(page.headers.get("x-frame-options"), path).toBe("DENY");
+      expect(page.headers.get("content-security-policy"), path).toContain("frame-ancestors 'none'");
+      await page.text();
+    }
+  });
+});
+
+describe("listed virtual hosts and origins", () => {
+  let rt: TestRuntime;
+  beforeAll(async () => {
+    rt = await startTestRuntime({
+      env: { CHAINGATE_VHOSTS: "chaingate.internal", CHAINGATE_ALLOWED_ORIGINS: "https://wallet.example" },
+    });
+  });
+  afterAll(async () => rt?.close());
+
+  it("are served", async () => {
+    const port = new URL(rt.url).port;
+    expect((await raw(rt.url, "/eth_chainId", "POST", { host: `chaingate.internal:${port}` })).status).toBe(
+      200,
+    );
+    expect(
+      (
+        await raw(rt.url, "/eth_chainId", "POST", {
+          host: `127.0.0.1:${port}`,
+          origin: "https://wallet.example",
+        })
+      ).status,
+    ).toBe(200);
+    expect(await openSocket(rt.url, "https://wallet.example")).toBe("open");
+  });
+});

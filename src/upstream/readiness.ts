@@ -1,0 +1,86 @@
+/** Readiness computed in the background from the pools' state and one eth_syncing per chain, never per request. */
+import type { Logger } from "pino";
+import type { ChainRegistry } from "./chain-registry.js";
+
+export interface ChainReadiness {
+  chain_id: number;
+  home: boolean;
+  /** At least one verified upstream answers. */
+  reachable: boolean;
+  synced: boolean;
+  head: number | null;
+  healthy_upstreams: number;
+  upstreams: number;
+}
+
+export interface Readiness {
+  synced: boolean;
+  ready: boolean;
+  chains: ChainReadiness[];
+}
+
+export class ReadinessMonitor {
+  private syncing = new Map<number, boolean>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly chains: ChainRegistry,
+    private readonly intervalMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** One round of eth_syncing, one call per chain with a healthy upstream. */
+  async check(): Promise<void> {
+    await Promise.all(
+      this.chains.all().map(async (chain) => {
+        if (!chain.pool.healthy) {
+          this.syncing.delete(chain.chainId);
+          return;
+        }
+        try {
+          const { result: answer } = await chain.pool.callAny({ method: "eth_syncing", params: [] });
+          // eth_syncing answers false when synced, or a progress object while syncing.
+          this.syncing.set(chain.chainId, answer !== false);
+        } catch (error) {
+          this.syncing.delete(chain.chainId);
+          this.logger.debug({ err: error, chainId: chain.chainId }, "readiness check failed");
+        }
+      }),
+    );
+  }
+
+  snapshot(): Readiness {
+    const chains = this.chains.all().map((chain) => {
+      const stats = chain.pool.stats();
+      const healthy = stats.filter((s) => s.status === "verified" && !s.cooling).length;
+      const reachable = healthy > 0;
+      return {
+        chain_id: chain.chainId,
+        home: chain.chainId === this.chains.homeChainId,
+        reachable,
+        synced: reachable && this.syncing.get(chain.chainId) === false,
+        head: chain.head?.head ?? chain.pool.bestHead ?? null,
+        healthy_upstreams: healthy,
+        upstreams: stats.length,
+      };
+    });
+    const synced = chains.find((c) => c.home)?.synced ?? false;
+    return { synced, ready: synced && chains.every((c) => c.reachable), chains };
+  }
+
+  start(): void {
+    const loop = () => {
+      this.running = this.check().finally(() => {
+        if (this.timer !== undefined) this.timer = setTimeout(loop, this.intervalMs).unref();
+      });
+    };
+    this.timer = setTimeout(loop, 0).unref();
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}
