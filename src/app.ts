@@ -4,12 +4,15 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from "pino";
 import type { KeyRing } from "./auth/key-ring.js";
 import type { Config } from "./config/config.js";
+import type { CustodyAccounts } from "./custody/custody-accounts.js";
+import type { SignerMethods } from "./custody/signer-methods.js";
 import type { FilterService } from "./filters/filter-service.js";
 import type { LogQuery } from "./filters/log-query.js";
 import type { SubscriptionHub } from "./filters/subscription-hub.js";
 import { type RateLimiters, useAccessControl } from "./http/access-control.js";
 import { useBrowserGuard } from "./http/browser-guard.js";
 import { consoleRoutes } from "./http/console-routes.js";
+import { custodyRoutes } from "./http/custody-routes.js";
 import { healthRoutes } from "./http/health-routes.js";
 import { type EmbeddedStatus, networkRoutes } from "./http/network-routes.js";
 import { registerOpenApi } from "./http/openapi.js";
@@ -44,6 +47,10 @@ export interface AppDeps {
   logs: LogQuery;
   wallets: WalletService;
   transactions: TransactionService;
+  /** Custody addresses as signing accounts (unlock, lock, unattended). */
+  custody: CustodyAccounts;
+  /** eth_accounts, eth_sign, eth_sendTransaction ... answered from custody wallets. */
+  signer: SignerMethods;
   cache: ResponseCache;
   hub: SubscriptionHub;
   metrics: Metrics;
@@ -127,6 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     filters: deps.filters,
     logs: deps.logs,
     cache: deps.cache,
+    signer: deps.signer,
     onCall: (method, ok) => deps.metrics.observeRpcCall(method, ok),
     policy: methodPolicy(config.allowMethods, config.denyMethods),
     upstreamGate: new FairGate({
@@ -162,6 +170,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(walletRoutes, { wallets: deps.wallets, maxAddresses: config.maxAddressesPerWallet });
   await app.register(transactionRoutes, { transactions: deps.transactions });
+  await app.register(custodyRoutes, { custody: deps.custody });
   await app.register(operationRoutes, {
     operations: deps.operations,
     idempotency: deps.idempotency,

@@ -14,6 +14,10 @@ import {
   type SystemContracts,
   systemAddresses,
 } from "./contracts/system-contracts.js";
+import { CustodyAccounts } from "./custody/custody-accounts.js";
+import { SealKey } from "./custody/seal-key.js";
+import { SignerMethods } from "./custody/signer-methods.js";
+import { UnlockedAccounts } from "./custody/unlocked-accounts.js";
 import { type Devnet, startDevnet } from "./devnet/devnet.js";
 import { devnetFunder } from "./devnet/fund-addresses.js";
 import { ChaingateError } from "./errors/chaingate-error.js";
@@ -228,6 +232,21 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     });
     const idempotency = new IdempotencyStore(store);
     const transactions = new TransactionService({ wallets, chains, pipeline, idempotency });
+    const unlocked = new UnlockedAccounts();
+    const custody = new CustodyAccounts({
+      store,
+      wallets,
+      unlocked,
+      sealKey: config.custody.sealKey === undefined ? undefined : new SealKey(config.custody.sealKey),
+      unlockSeconds: config.custody.unlockSeconds,
+      unlockMaxSeconds: config.custody.unlockMaxSeconds,
+    });
+    const unlockPruner = setInterval(() => unlocked.prune(), 30_000);
+    unlockPruner.unref();
+    cleanups.push(async () => {
+      clearInterval(unlockPruner);
+      unlocked.clear();
+    });
     const tracker = new TransactionTracker({
       store,
       chains,
@@ -240,6 +259,8 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       pipeline,
       fees,
       signers,
+      // Unattended addresses can always be re-signed for a fee bump, with no unlock in memory.
+      fallbackSigner: (address) => custody.unattendedSigner(address).catch(() => undefined),
     });
     // Started before the app answers: stored but unsent transactions (a crash) go out at once.
     tracker.start();
@@ -327,6 +348,15 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       logs,
       wallets,
       transactions,
+      custody,
+      signer: new SignerMethods({
+        accounts: custody,
+        pipeline,
+        fees,
+        idempotency,
+        filters,
+        nodeAccounts: config.custody.nodeAccounts && devnet !== undefined,
+      }),
       cache,
       hub,
       metrics,

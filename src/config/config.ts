@@ -38,6 +38,16 @@ export interface Config {
   readonly kdf: "standard" | "light";
   readonly maxAddressesPerWallet: number;
   readonly unlockCacheSeconds: number;
+  /** Signing for JSON-RPC clients (eth_sendTransaction and the rest) from custody wallets. */
+  readonly custody: {
+    /** personal_unlockAccount's default duration, and the longest it grants. */
+    readonly unlockSeconds: number;
+    readonly unlockMaxSeconds: number;
+    /** 32-byte server key (hex) sealing unattended wallets; absent: no wallet can be unattended. */
+    readonly sealKey: string | undefined;
+    /** Devnet only: anvil's own dev accounts are listed and used too. */
+    readonly nodeAccounts: boolean;
+  };
   readonly scryptConcurrency: number;
   readonly gasMarginPercent: number;
   readonly confirmations: number;

@@ -1,5 +1,6 @@
 /** Builds the Config from defaults, a JSON file, the environment and flags; reports every bad field at once. */
 import { readFileSync } from "node:fs";
+import { resolve, sep } from "node:path";
 import { type ChainConfig, type Config, DEVNET_HOME_CHAIN_ID, DEVNET_PEER_CHAIN_ID } from "./config.js";
 import { checkUrl, OPTIONS, type OptionSpec, type OptionValue, type OptionValues } from "./options.js";
 
@@ -32,6 +33,11 @@ const DEFAULTS: OptionValues = {
   kdf: "standard",
   maxAddressesPerWallet: 100,
   unlockCacheSeconds: 300,
+  unlockSeconds: 300,
+  unlockMaxSeconds: 3600,
+  sealKey: undefined,
+  sealKeyFile: undefined,
+  devnetNodeAccounts: false,
   scryptConcurrency: 2,
   gasMarginPercent: 20,
   confirmations: 1,
@@ -201,6 +207,15 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   if (homeChainId !== undefined && chains && !chains.some((c) => c.chainId === homeChainId)) {
     problems.push(`config file: homeChainId ${homeChainId} is not one of the configured chains`);
   }
+  const sealKey = readSealKey(v, problems);
+  if (v.unlockSeconds > v.unlockMaxSeconds)
+    problems.push(
+      `--unlock-seconds (${v.unlockSeconds}) must not exceed --unlock-max-seconds (${v.unlockMaxSeconds})`,
+    );
+  if (v.devnetNodeAccounts && chains)
+    problems.push(
+      "--devnet-node-accounts applies to the embedded chains only; remove it when upstreams are configured",
+    );
   if (problems.length > 0) throw new ConfigError(problems);
 
   const config: Config = {
@@ -223,6 +238,12 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     kdf: v.kdf as Config["kdf"],
     maxAddressesPerWallet: v.maxAddressesPerWallet,
     unlockCacheSeconds: v.unlockCacheSeconds,
+    custody: {
+      unlockSeconds: v.unlockSeconds,
+      unlockMaxSeconds: v.unlockMaxSeconds,
+      sealKey,
+      nodeAccounts: v.devnetNodeAccounts,
+    },
     scryptConcurrency: v.scryptConcurrency,
     gasMarginPercent: v.gasMarginPercent,
     confirmations: v.confirmations,
@@ -296,4 +317,36 @@ export function helpText(): string {
     "",
     "With no upstreams configured, chaingate starts two embedded anvil chains (ids 1001 and 1002).",
   ].join("\n");
+}
+
+/** The unattended-wallet server key, from the environment or a file (never from the data directory). */
+function readSealKey(v: OptionValues, problems: string[]): string | undefined {
+  if (v.sealKey !== undefined && v.sealKeyFile !== undefined) {
+    problems.push("CHAINGATE_SEAL_KEY and CHAINGATE_SEAL_KEY_FILE cannot be used together");
+    return undefined;
+  }
+  let hex = v.sealKey;
+  if (v.sealKeyFile !== undefined) {
+    const file = resolve(v.sealKeyFile);
+    const dir = resolve(v.dataDir);
+    if (file === dir || file.startsWith(`${dir}${sep}`)) {
+      problems.push(
+        `CHAINGATE_SEAL_KEY_FILE: ${v.sealKeyFile} is inside the data directory; keep the key apart from what it seals`,
+      );
+      return undefined;
+    }
+    try {
+      hex = readFileSync(file, "utf8").trim().replace(/^0x/, "");
+    } catch (error) {
+      problems.push(`CHAINGATE_SEAL_KEY_FILE: cannot read ${v.sealKeyFile} (${(error as Error).message})`);
+      return undefined;
+    }
+    if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
+      problems.push(
+        `CHAINGATE_SEAL_KEY_FILE: ${v.sealKeyFile} must hold 64 hex digits (the value is not shown)`,
+      );
+      return undefined;
+    }
+  }
+  return hex?.toLowerCase();
 }

@@ -30,6 +30,11 @@ export interface OptionValues {
   kdf: string;
   maxAddressesPerWallet: number;
   unlockCacheSeconds: number;
+  unlockSeconds: number;
+  unlockMaxSeconds: number;
+  sealKey: string | undefined;
+  sealKeyFile: string | undefined;
+  devnetNodeAccounts: boolean;
   scryptConcurrency: number;
   gasMarginPercent: number;
   confirmations: number;
@@ -286,6 +291,47 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "after a correct password, keep the derived key in memory this long (0 disables)",
     defaultText: "300",
     parse: integer(0, 86_400),
+  },
+  {
+    key: "unlockSeconds",
+    env: "CHAINGATE_UNLOCK_SECONDS",
+    flag: "--unlock-seconds",
+    help: "personal_unlockAccount without a duration (or 0) unlocks for this long",
+    defaultText: "300",
+    parse: integer(1, 86_400),
+  },
+  {
+    key: "unlockMaxSeconds",
+    env: "CHAINGATE_UNLOCK_MAX_SECONDS",
+    flag: "--unlock-max-seconds",
+    help: "longest unlock granted; longer requests are shortened to this",
+    defaultText: "3600",
+    parse: integer(1, 604_800),
+  },
+  {
+    key: "sealKey",
+    env: "CHAINGATE_SEAL_KEY",
+    flag: "--seal-key",
+    help: "server key (64 hex digits) that seals unattended wallets' keys; prefer --seal-key-file",
+    parse: (raw) =>
+      /^(0x)?[0-9a-fA-F]{64}$/.test(raw.trim())
+        ? { value: raw.trim().replace(/^0x/, "").toLowerCase() }
+        : { error: "must be 64 hex digits (the value is not shown)" },
+  },
+  {
+    key: "sealKeyFile",
+    env: "CHAINGATE_SEAL_KEY_FILE",
+    flag: "--seal-key-file",
+    help: "file holding the server key (64 hex digits); keep it outside the data directory",
+    parse: (raw) => ({ value: raw.trim() }),
+  },
+  {
+    key: "devnetNodeAccounts",
+    env: "CHAINGATE_DEVNET_NODE_ACCOUNTS",
+    flag: "--devnet-node-accounts",
+    help: "embedded chains only: also list and sign with anvil's own dev accounts (development aid)",
+    defaultText: "false",
+    parse: boolean,
   },
   {
     key: "scryptConcurrency",

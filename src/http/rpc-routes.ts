@@ -22,7 +22,7 @@ import {
 import { METHODS } from "../rpc/method-table.js";
 import { invalidRequest } from "../rpc/rpc-errors.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
-import { tenantOf } from "./access-control.js";
+import { ownerOf, tenantOf } from "./access-control.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
 
 export interface RpcRoutesOptions {
@@ -36,6 +36,14 @@ export interface RpcRoutesOptions {
 
 const chainHeader = {
   "x-chain-id": Type.Optional(Type.String({ description: "chain id; same as ?chain_id" })),
+};
+
+const idempotencyHeader = {
+  "idempotency-key": Type.Optional(
+    Type.String({
+      description: "eth_sendTransaction: retries with the same key send once (in a batch: key#id)",
+    }),
+  ),
 };
 
 function selectChain(chains: ChainRegistry, request: FastifyRequest): Chain {
@@ -66,11 +74,19 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
     method: string,
     params: unknown,
     request: FastifyRequest,
+    inBatch = false,
   ) => {
     try {
+      const header = request.headers["idempotency-key"];
+      const key = typeof header === "string" ? header : undefined;
       const text = resultText(
         id,
-        await dispatcher.call(chain, method, params, { tenant: tenantOf(request) }),
+        await dispatcher.call(chain, method, params, {
+          tenant: tenantOf(request),
+          owner: ownerOf(request),
+          // One key for a whole batch would make its calls collide: each call uses key#id.
+          idempotencyKey: key === undefined ? undefined : inBatch ? `${key}#${JSON.stringify(id)}` : key,
+        }),
       );
       return text.length > maxResponseBytes ? tooLarge(id, "the answer") : text;
     } catch (error) {
@@ -88,7 +104,9 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
           summary: spec.summary,
           operationId: spec.name,
           querystring: ChainQuerySchema,
-          headers: Type.Object(chainHeader),
+          headers: Type.Object(
+            spec.handler === "custody" ? { ...chainHeader, ...idempotencyHeader } : chainHeader,
+          ),
           body: nativeBodySchema(spec),
           response: { 200: ResponseEnvelopeSchema },
         },
@@ -116,7 +134,7 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
         summary: "Standard JSON-RPC 2.0 endpoint (single call or batch) for ethers, viem, web3.js and cast",
         operationId: "jsonRpc",
         querystring: ChainQuerySchema,
-        headers: Type.Object(chainHeader),
+        headers: Type.Object({ ...chainHeader, ...idempotencyHeader }),
         body: Type.Union([JsonRpcRequestSchema, Type.Array(JsonRpcRequestSchema, { maxItems: batchLimit })]),
         response: {
           200: Type.Union([ResponseEnvelopeSchema, Type.Array(ResponseEnvelopeSchema)]),
@@ -138,14 +156,14 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
       } catch (error) {
         return errorText(Array.isArray(body) ? null : salvageId(body, null), error);
       }
-      const one = async (item: unknown): Promise<string | undefined> => {
+      const one = async (item: unknown, inBatch = false): Promise<string | undefined> => {
         let parsed: ReturnType<typeof readRpcRequest>;
         try {
           parsed = readRpcRequest(item);
         } catch (error) {
           return errorText(salvageId(item, null), error);
         }
-        const text = await call(chain, parsed.id ?? null, parsed.method, parsed.params, request);
+        const text = await call(chain, parsed.id ?? null, parsed.method, parsed.params, request, inBatch);
         return parsed.id === undefined ? undefined : text;
       };
       if (!Array.isArray(body)) {
@@ -158,7 +176,7 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
       const answers = (
         await Promise.all(
           body.map(async (item) => {
-            const text = await one(item);
+            const text = await one(item, true);
             if (text === undefined) return undefined;
             if (text.length > budget) return tooLarge(salvageId(item, null), "the batch answer");
             budget -= text.length;

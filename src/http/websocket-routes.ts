@@ -12,7 +12,7 @@ import { errorText, type RequestId, readRpcRequest, resultText, salvageId } from
 import { FilterObject } from "../rpc/param-schemas.js";
 import { invalidParams, invalidRequest } from "../rpc/rpc-errors.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
-import { refuse, tenantOf } from "./access-control.js";
+import { ownerOf, refuse, tenantOf } from "./access-control.js";
 import { parseJsonText } from "./json-body.js";
 
 export interface WebSocketOptions {
@@ -119,7 +119,11 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
           const target = Array.isArray(call.params) ? call.params[0] : undefined;
           if (typeof target !== "string") throw invalidParams("eth_unsubscribe expects [subscription id]");
           result = mine.delete(target.toLowerCase()) ? hub.unsubscribe(target) : false;
-        } else result = await dispatcher.call(chain, call.method, call.params, { tenant });
+        } else
+          result = await dispatcher.call(chain, call.method, call.params, {
+            tenant,
+            owner: ownerOf(request),
+          });
         return id === undefined ? undefined : resultText(id, result);
       } catch (error) {
         return errorText(id ?? salvageId(item, null), error);

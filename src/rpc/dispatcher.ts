@@ -17,6 +17,15 @@ export interface DispatcherDeps {
   /** eth_getLogs with the range and result caps, one tenant's queries in turn. */
   logs: LogQuery;
   cache: ResponseCache;
+  /** Answers the signer methods from the caller's custody wallets (see custody/signer-methods.ts). */
+  signer: {
+    handle(
+      chain: Chain,
+      method: string,
+      params: readonly unknown[],
+      context: { owner: string | null; idempotencyKey?: string | undefined },
+    ): Promise<unknown>;
+  };
   /** Told the outcome of every call (metrics). */
   onCall?: (method: string, ok: boolean) => void;
   /** Methods the operator allows; absent: all of the table. */
@@ -50,6 +59,10 @@ const ALREADY_KNOWN = /already known|known transaction|already imported|transact
 /** Who is calling: the tenant whose filters and quotas apply (API key id, or `ip:<address>` without keys). */
 export interface CallContext {
   tenant: string;
+  /** Whose wallets sign: the API key's id, or null without keys. */
+  owner?: string | null;
+  /** The request's Idempotency-Key (with the call's id appended inside a batch). */
+  idempotencyKey?: string | undefined;
 }
 
 export class RpcDispatcher {
@@ -93,14 +106,20 @@ export class RpcDispatcher {
     const fair = <T>(work: () => Promise<T>): Promise<T> => (gate ? gate.run(context.tenant, work) : work());
     if (spec.handler === "filters")
       return fair(() => this.deps.filters.handle(chain, method, checked, context.tenant));
-    if (method === "eth_getLogs") return this.deps.logs.all(chain, checked[0] as LogCriteria, context.tenant);
-    if (method === "eth_sendRawTransaction" || method === "eth_sendTransaction") {
+    if (spec.handler === "custody") {
       try {
-        const hash = await fair(() =>
-          method === "eth_sendRawTransaction"
-            ? sendRaw(chain, checked[0] as `0x${string}`)
-            : chain.pool.call({ method, params: checked }),
-        );
+        return await this.deps.signer.handle(chain, method, checked, {
+          owner: context.owner ?? null,
+          idempotencyKey: context.idempotencyKey,
+        });
+      } finally {
+        if (method === "eth_sendTransaction") chain.head?.refresh();
+      }
+    }
+    if (method === "eth_getLogs") return this.deps.logs.all(chain, checked[0] as LogCriteria, context.tenant);
+    if (method === "eth_sendRawTransaction") {
+      try {
+        const hash = await fair(() => sendRaw(chain, checked[0] as `0x${string}`));
         // Sent through us: pending filters see it even if no node filter reports it.
         if (typeof hash === "string") await this.deps.filters.noteSent(chain, hash);
         return hash;

@@ -1,5 +1,5 @@
 /** The method table: one row per node method drives Native paths, POST /, validation, caching and OpenAPI. */
-import type { TSchema } from "@sinclair/typebox";
+import { type TSchema, Type } from "@sinclair/typebox";
 import { criteriaProblem, type LogCriteria } from "../filters/filter-criteria.js";
 import {
   Address,
@@ -36,8 +36,11 @@ export interface ParamSpec {
  */
 export type CachePolicy = "none" | "static" | "immutable" | "head" | "block";
 
-/** Where a call is answered: forwarded to the chain's nodes, or by the gateway's own filter engine. */
-export type MethodHandler = "upstream" | "filters";
+/**
+ * Where a call is answered: forwarded to the chain's nodes, by the gateway's own filter engine, or
+ * signed by the caller's custody wallets (production nodes hold no unlocked accounts).
+ */
+export type MethodHandler = "upstream" | "filters" | "custody";
 
 export interface MethodSpec {
   readonly name: string;
@@ -59,7 +62,13 @@ const block = opt("block", BlockSpecifier, "latest");
 type Row = [name: string, summary: string, params: ParamSpec[], handler: MethodHandler, cache: CachePolicy];
 
 const SPEC_METHODS: Row[] = [
-  ["eth_accounts", "Returns the array of accounts owned by the client.", [], "upstream", "none"],
+  [
+    "eth_accounts",
+    "Returns the caller's custody addresses (wallets oldest first, then by index).",
+    [],
+    "custody",
+    "none",
+  ],
   ["eth_blockNumber", "Returns the number of the most recent block.", [], "upstream", "head"],
   ["eth_gasPrice", "Returns the current gas price in wei.", [], "upstream", "head"],
   ["eth_newBlockFilter", "Creates a filter that notifies when a new block arrives.", [], "filters", "none"],
@@ -235,16 +244,16 @@ const SPEC_METHODS: Row[] = [
   ],
   [
     "eth_sendTransaction",
-    "Creates a message call or contract creation signed by a node-held account.",
+    "Signs with the caller's custody address `from` and sends, through the transaction pipeline; returns the hash.",
     [req("transaction", TransactionObject)],
-    "upstream",
+    "custody",
     "none",
   ],
   [
     "eth_sign",
-    "Signs keccak256 of the EIP-191 prefixed message with a node-held account.",
+    "Signs the EIP-191 personal message of the given bytes with the caller's custody address.",
     [req("address", Address), req("message", Data)],
-    "upstream",
+    "custody",
     "none",
   ],
   [
@@ -300,6 +309,67 @@ const CLIENT_METHODS: Row[] = [
   ],
 ];
 
+/** The signer methods JSON-RPC clients call on their provider, answered from custody wallets. */
+const SIGNER_METHODS: Row[] = [
+  [
+    "personal_sign",
+    "Signs the EIP-191 personal message of the given bytes (or UTF-8 text) with a custody address.",
+    [
+      req("message", Type.String({ title: "message", description: "hex bytes, or text" })),
+      req("address", Address),
+    ],
+    "custody",
+    "none",
+  ],
+  [
+    "eth_signTypedData_v4",
+    "Signs EIP-712 typed data (a JSON string or object) with a custody address.",
+    [
+      req("address", Address),
+      req(
+        "typedData",
+        Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })], {
+          title: "typed data",
+          description: "EIP-712 document {types, primaryType, domain, message}, as JSON text or an object",
+        }),
+      ),
+    ],
+    "custody",
+    "none",
+  ],
+  [
+    "eth_signTransaction",
+    "Signs a transaction with a custody address without sending it; returns the raw bytes.",
+    [req("transaction", TransactionObject)],
+    "custody",
+    "none",
+  ],
+  [
+    "personal_unlockAccount",
+    "Unlocks a custody address for signing for `duration` seconds (default and ceiling set by the operator).",
+    [
+      req("address", Address),
+      req("password", Type.String({ title: "password", description: "the wallet's password" })),
+      opt(
+        "duration",
+        Type.Union([Quantity, Type.Integer({ minimum: 0 })], {
+          title: "duration",
+          description: "seconds; 0 or absent: the default",
+        }),
+      ),
+    ],
+    "custody",
+    "none",
+  ],
+  [
+    "personal_lockAccount",
+    "Ends the unlock of a custody address.",
+    [req("address", Address)],
+    "custody",
+    "none",
+  ],
+];
+
 const REFINERS: Readonly<Record<string, MethodSpec["refine"]>> = {
   eth_getLogs: (params) => criteriaProblem(params[0] as LogCriteria),
   eth_newFilter: (params) => criteriaProblem(params[0] as LogCriteria),
@@ -315,6 +385,7 @@ function toSpec(inSpec: boolean) {
 export const METHODS: readonly MethodSpec[] = [
   ...SPEC_METHODS.map(toSpec(true)),
   ...CLIENT_METHODS.map(toSpec(false)),
+  ...SIGNER_METHODS.map(toSpec(false)),
 ];
 
 export const METHODS_BY_NAME: ReadonlyMap<string, MethodSpec> = new Map(METHODS.map((m) => [m.name, m]));

@@ -187,7 +187,21 @@ export interface PendingTransactionsTable {
   seen_at: number;
 }
 
+/** One address of an unattended wallet: its private key sealed with AES-256-GCM under the server key. */
+export interface UnattendedKeysTable {
+  wallet_id: string;
+  idx: number;
+  /** Checksummed, as in wallet_addresses. */
+  address: string;
+  /** JSON {iv, data, tag} (hex); the additional data binds it to wallet, index and address. */
+  sealed: string;
+  /** Which server key sealed it (a fingerprint, not the key). */
+  key_id: string;
+  created_at: number;
+}
+
 export interface Database {
+  unattended_keys: UnattendedKeysTable;
   pending_transactions: PendingTransactionsTable;
   api_keys: ApiKeysTable;
   members: MembersTable;

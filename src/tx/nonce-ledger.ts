@@ -82,6 +82,18 @@ export class NonceLedger {
     return next;
   }
 
+  /** The next nonce, read without taking it (eth_signTransaction). */
+  async peek(chainId: number, address: string): Promise<number> {
+    const row = await this.store.db
+      .selectFrom("nonce_ledger")
+      .select("next_nonce")
+      .where("chain_id", "=", chainId)
+      .where("address", "=", address.toLowerCase())
+      .executeTakeFirst();
+    if (!row) throw new Error(`nonce ledger has no row for ${address} on chain ${chainId}; sync first`);
+    return row.next_nonce;
+  }
+
   /** Takes the next nonce; call inside the transaction that records the request (the row stays locked). */
   async allocate(trx: Transaction<Database>, chainId: number, address: string): Promise<number> {
     const row = await trx

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Transaction } from "kysely";
 import type { Logger } from "pino";
-import { type Hex, keccak256, type LocalAccount, type TransactionSerializable } from "viem";
+import { type AccessList, type Hex, keccak256, type LocalAccount, type TransactionSerializable } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../rpc/rpc-errors.js";
 import type { Store } from "../store/database.js";
@@ -17,6 +17,7 @@ import {
   isAlreadyKnown,
   isNonceConflict,
   nodeUnavailable,
+  nonceNotNext,
   sendRejected,
 } from "./tx-errors.js";
 
@@ -32,8 +33,14 @@ export interface SignedOperation {
   kind: string;
   metadata?: Record<string, unknown>;
   owner?: string | null;
-  /** A fixed gas limit skips estimation (fillers, replacements). */
+  /** A fixed gas limit skips estimation (fillers, replacements, a client's own `gas`). */
   gas?: bigint;
+  /** Fees the caller chose (eth_sendTransaction); absent: the fee oracle's. */
+  fees?: Fees;
+  /** The caller's own nonce: accepted only when it is the ledger's next one. */
+  nonce?: number;
+  /** EIP-2930 access list; with legacy fees it makes a type-1 transaction. */
+  accessList?: AccessList;
 }
 
 export interface Submitted {
@@ -69,18 +76,7 @@ export class TransactionPipeline {
   async submit(op: SignedOperation): Promise<Submitted> {
     const from = op.account.address;
     this.options.signers.remember(from, op.account);
-    const gas = op.gas ?? (await this.estimate(op));
-    let fees: Fees;
-    try {
-      fees = await this.options.fees.get(op.chain);
-    } catch (error) {
-      throw this.translateFault(error, "reading fees");
-    }
-    try {
-      await this.options.ledger.ensureSynced(op.chain, from);
-    } catch (error) {
-      throw this.translateFault(error, "reading the account nonce");
-    }
+    const { gas, fees } = await this.prepare(op);
 
     for (let attempt = 0; ; attempt++) {
       const row = await this.record(op, gas, fees);
@@ -96,7 +92,12 @@ export class TransactionPipeline {
         ) {
           // "Nonce too low" because this very transaction is mined (another sender of the same bytes
           // was faster): it went through, and must not be signed again at a new nonce.
-        } else if (error instanceof NodeRpcError && isNonceConflict(error) && attempt < NONCE_RETRIES) {
+        } else if (
+          error instanceof NodeRpcError &&
+          isNonceConflict(error) &&
+          attempt < NONCE_RETRIES &&
+          op.nonce === undefined
+        ) {
           await this.markFailed(row.id, `nonce ${row.nonce} already used on chain; resent with a new nonce`);
           await this.options.ledger.sync(op.chain, from);
           continue;
@@ -122,6 +123,34 @@ export class TransactionPipeline {
         .execute();
       return { id: row.id, txHash: row.tx_hash as Hex, nonce: row.nonce, state: "sent" };
     }
+  }
+
+  /**
+   * Signs without sending or recording (eth_signTransaction). The nonce is the caller's, or the
+   * ledger's next one read without taking it: nothing is reserved, so no gap can be left; if the
+   * bytes are sent, the next recorded transaction meets "nonce too low" and takes the one after.
+   */
+  async signOnly(op: SignedOperation): Promise<{ raw: Hex; nonce: number }> {
+    const { gas, fees } = await this.prepare(op);
+    const nonce = op.nonce ?? (await this.options.ledger.peek(op.chain.chainId, op.account.address));
+    return { raw: await this.sign(op, gas, fees, nonce), nonce };
+  }
+
+  /** Gas, fees and a synced ledger: what every signature needs before a nonce is taken. */
+  private async prepare(op: SignedOperation): Promise<{ gas: bigint; fees: Fees }> {
+    const gas = op.gas ?? (await this.estimate(op));
+    let fees: Fees;
+    try {
+      fees = op.fees ?? (await this.options.fees.get(op.chain));
+    } catch (error) {
+      throw this.translateFault(error, "reading fees");
+    }
+    try {
+      await this.options.ledger.ensureSynced(op.chain, op.account.address);
+    } catch (error) {
+      throw this.translateFault(error, "reading the account nonce");
+    }
+    return { gas, fees };
   }
 
   /** After the tracker reconciled (chain, address) with the chain: see NonceLedger.realign. */
@@ -168,6 +197,8 @@ export class TransactionPipeline {
     const { store, ledger } = this.options;
     return store.db.transaction().execute(async (trx) => {
       const nonce = await ledger.allocate(trx, op.chain.chainId, op.account.address);
+      // A caller's own nonce must be the next one; otherwise nothing is recorded (the transaction rolls back).
+      if (op.nonce !== undefined && op.nonce !== nonce) throw nonceNotNext(op.nonce, nonce);
       return this.signAndInsert(trx, op, gas, fees, nonce);
     });
   }
@@ -193,24 +224,7 @@ export class TransactionPipeline {
     nonce: number,
     replaces: string | null = null,
   ): Promise<TransactionsTable> {
-    const base = {
-      chainId: op.chain.chainId,
-      nonce,
-      gas,
-      value: op.value,
-      data: op.data,
-      ...(op.to === null ? {} : { to: op.to }),
-    };
-    const tx: TransactionSerializable =
-      fees.type === "eip1559"
-        ? {
-            ...base,
-            type: "eip1559",
-            maxFeePerGas: fees.maxFeePerGas,
-            maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-          }
-        : { ...base, type: "legacy", gasPrice: fees.gasPrice };
-    const raw = await op.account.signTransaction!(tx);
+    const raw = await this.sign(op, gas, fees, nonce);
     const now = this.now();
     const row: TransactionsTable = {
       id: randomUUID(),
@@ -247,6 +261,31 @@ export class TransactionPipeline {
     };
     await trx.insertInto("transactions").values(row).execute();
     return row;
+  }
+
+  private async sign(op: SignedOperation, gas: bigint, fees: Fees, nonce: number): Promise<Hex> {
+    const base = {
+      chainId: op.chain.chainId,
+      nonce,
+      gas,
+      value: op.value,
+      data: op.data,
+      ...(op.to === null ? {} : { to: op.to }),
+    };
+    const list = op.accessList === undefined ? {} : { accessList: op.accessList };
+    const tx: TransactionSerializable =
+      fees.type === "eip1559"
+        ? {
+            ...base,
+            ...list,
+            type: "eip1559",
+            maxFeePerGas: fees.maxFeePerGas,
+            maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+          }
+        : op.accessList === undefined
+          ? { ...base, type: "legacy", gasPrice: fees.gasPrice }
+          : { ...base, type: "eip2930", gasPrice: fees.gasPrice, accessList: op.accessList };
+    return op.account.signTransaction!(tx);
   }
 
   private async markFailed(id: string, reason: string): Promise<void> {

@@ -1,6 +1,6 @@
 /** Follows every signed transaction to its receipt and confirmations; resends what the node lost. */
 import type { Logger } from "pino";
-import type { Hex } from "viem";
+import type { Hex, LocalAccount } from "viem";
 import { NodeRpcError } from "../rpc/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable } from "../store/schema.js";
@@ -26,6 +26,8 @@ export interface TrackerOptions {
   pipeline: TransactionPipeline;
   fees: FeeOracle;
   signers: SignerRegistry;
+  /** Signers kept beyond the registry's memory (unattended wallets). */
+  fallbackSigner?: (address: string) => Promise<LocalAccount | undefined>;
   now?: () => number;
 }
 
@@ -317,7 +319,8 @@ export class TransactionTracker {
 
   /** Replaces a stuck transaction: same nonce and contents, higher fees, signed by the cached signer. */
   private async replace(chain: Chain, row: TransactionsTable): Promise<void> {
-    const account = this.options.signers.get(row.from_address);
+    const account =
+      this.options.signers.get(row.from_address) ?? (await this.options.fallbackSigner?.(row.from_address));
     if (!account) return; // nobody unlocked this address recently: it waits, and is resent if lost
     const current = await this.options.fees.get(chain).catch(() => undefined);
     if (!current) return;

@@ -77,3 +77,16 @@ export const isNonceConflict = (e: NodeRpcError): boolean =>
   );
 export const isAlreadyKnown = (e: NodeRpcError): boolean =>
   /already known|known transaction|already imported|already exists/i.test(e.message);
+
+/** A client's own nonce that is not the ledger's next: sending it would wait behind a gap or collide. */
+export function nonceNotNext(given: number, next: number): ChaingateError {
+  return new ChaingateError(
+    `nonce ${given} is not this account's next nonce (${next}); leave nonce out and chaingate assigns it`,
+    {
+      code: given < next ? "NONCE_TOO_LOW" : "NONCE_TOO_HIGH",
+      status: 409,
+      rpcCode: RPC_TX_REJECTED,
+      data: { given, next },
+    },
+  );
+}

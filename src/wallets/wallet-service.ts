@@ -224,20 +224,7 @@ export class WalletService {
       .executeTakeFirst();
     if (!row) throw addressNotFound(id, index);
     const keystore = parseKeystore(row.keystore);
-
-    let derivedKey = this.options.cache.get(id, password);
-    if (!derivedKey) {
-      // Concurrent unlocks with the same password share one attempt and one derivation.
-      const tag = this.options.cache.tagOf(id, password);
-      let attempt = this.attempts.get(tag);
-      if (!attempt) {
-        attempt = this.attempt(wallet, keystore.sealed, password, owner).finally(() =>
-          this.attempts.delete(tag),
-        );
-        this.attempts.set(tag, attempt);
-      }
-      derivedKey = await attempt;
-    }
+    const derivedKey = await this.derivedKey(wallet, keystore.sealed, password, owner);
     // A signer opened before with this password is reused: no decryption, no public-key derivation.
     const opened = this.options.cache.account(id, password, index);
     if (opened) return { walletId: id, index, address: row.address, account: opened };
@@ -246,6 +233,51 @@ export class WalletService {
     privateKey.fill(0);
     this.options.cache.rememberAccount(id, password, index, account);
     return { walletId: id, index, address: row.address, account };
+  }
+
+  /**
+   * Every address's private key, for sealing under the server key (unattended wallets). The password
+   * is checked and counted exactly as for an unlock. The caller zeroes the keys after use.
+   */
+  async openKeys(
+    id: string,
+    password: string,
+    owner: string | null = null,
+  ): Promise<{ index: number; address: string; privateKey: Uint8Array }[]> {
+    const wallet = await this.wallet(id, owner);
+    const rows = await this.options.store.db
+      .selectFrom("wallet_addresses")
+      .selectAll()
+      .where("wallet_id", "=", id)
+      .orderBy("idx")
+      .execute();
+    const first = rows[0];
+    if (!first) throw addressNotFound(id, 0);
+    const derivedKey = await this.derivedKey(wallet, parseKeystore(first.keystore).sealed, password, owner);
+    return rows.map((row) => ({
+      index: row.idx,
+      address: row.address,
+      privateKey: unseal(parseKeystore(row.keystore).sealed, derivedKey),
+    }));
+  }
+
+  /** The wallet's derived key: from the cache, or one counted password attempt. */
+  private async derivedKey(
+    wallet: WalletsTable,
+    sealed: Parameters<typeof unseal>[0],
+    password: string,
+    owner: string | null,
+  ): Promise<Buffer> {
+    const cached = this.options.cache.get(wallet.id, password);
+    if (cached) return cached;
+    // Concurrent unlocks with the same password share one attempt and one derivation.
+    const tag = this.options.cache.tagOf(wallet.id, password);
+    let attempt = this.attempts.get(tag);
+    if (!attempt) {
+      attempt = this.attempt(wallet, sealed, password, owner).finally(() => this.attempts.delete(tag));
+      this.attempts.set(tag, attempt);
+    }
+    return attempt;
   }
 
   /**

@@ -10,6 +10,7 @@ import * as pending from "./007-pending-transactions.js";
 import * as refunds from "./008-transport-refunds.js";
 import * as idempotencyLeases from "./009-idempotency-leases.js";
 import * as filterOwners from "./010-filter-owners.js";
+import * as unattendedKeys from "./011-unattended-keys.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -22,4 +23,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "008-transport-refunds": refunds,
   "009-idempotency-leases": idempotencyLeases,
   "010-filter-owners": filterOwners,
+  "011-unattended-keys": unattendedKeys,
 };

@@ -1,0 +1,234 @@
+/** A tenant's custody addresses as signing accounts: listed, unlocked for a while, or unattended. */
+import { bytesToHex, getAddress, type LocalAccount } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { badRequest } from "../errors/chaingate-error.js";
+import type { Store } from "../store/database.js";
+import type { WalletService } from "../wallets/wallet-service.js";
+import { accountLocked, sealKeyMismatch, unattendedUnavailable, unknownAccount } from "./custody-errors.js";
+import type { SealKey } from "./seal-key.js";
+import type { UnlockedAccounts } from "./unlocked-accounts.js";
+
+export interface CustodyAccountsOptions {
+  store: Store;
+  wallets: WalletService;
+  unlocked: UnlockedAccounts;
+  /** Absent: no wallet can be made unattended, and none already sealed can sign. */
+  sealKey: SealKey | undefined;
+  unlockSeconds: number;
+  unlockMaxSeconds: number;
+  now?: () => number;
+}
+
+/** One custody address as the console and GET /accounts show it. */
+export interface AccountStatus {
+  address: string;
+  wallet_id: string;
+  index: number;
+  /** Epoch milliseconds the unlock ends, or null. */
+  unlocked_until: number | null;
+  unattended: boolean;
+}
+
+interface Found {
+  walletId: string;
+  index: number;
+  address: string;
+  sealed: string | null;
+  keyId: string | null;
+}
+
+const sealContext = (walletId: string, index: number, address: string) =>
+  `chaingate unattended\n${walletId}\n${index}\n${address.toLowerCase()}`;
+
+export class CustodyAccounts {
+  private readonly now: () => number;
+  /** Unattended signers opened by this process, by address and the exact sealed record they came from. */
+  private readonly opened = new Map<string, { sealed: string; account: LocalAccount }>();
+
+  constructor(private readonly options: CustodyAccountsOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The tenant's custody addresses, checksummed: wallets oldest first, then by address index. */
+  async addresses(owner: string | null): Promise<string[]> {
+    const rows = await this.options.store.db
+      .selectFrom("wallet_addresses")
+      .innerJoin("wallets", "wallets.id", "wallet_addresses.wallet_id")
+      .select("wallet_addresses.address")
+      .$if(owner !== null, (q) => q.where("wallets.owner", "=", owner))
+      .orderBy("wallets.created_at")
+      .orderBy("wallet_addresses.wallet_id")
+      .orderBy("wallet_addresses.idx")
+      .execute();
+    return rows.map((r) => getAddress(r.address));
+  }
+
+  async statuses(owner: string | null): Promise<AccountStatus[]> {
+    const rows = await this.options.store.db
+      .selectFrom("wallet_addresses")
+      .innerJoin("wallets", "wallets.id", "wallet_addresses.wallet_id")
+      .leftJoin("unattended_keys", (join) =>
+        join
+          .onRef("unattended_keys.wallet_id", "=", "wallet_addresses.wallet_id")
+          .onRef("unattended_keys.idx", "=", "wallet_addresses.idx"),
+      )
+      .select([
+        "wallet_addresses.address",
+        "wallet_addresses.wallet_id",
+        "wallet_addresses.idx",
+        "unattended_keys.key_id",
+      ])
+      .$if(owner !== null, (q) => q.where("wallets.owner", "=", owner))
+      .orderBy("wallets.created_at")
+      .orderBy("wallet_addresses.wallet_id")
+      .orderBy("wallet_addresses.idx")
+      .execute();
+    return rows.map((r) => ({
+      address: getAddress(r.address),
+      wallet_id: r.wallet_id,
+      index: r.idx,
+      unlocked_until: this.options.unlocked.get(owner, r.address)?.until ?? null,
+      unattended: r.key_id !== null,
+    }));
+  }
+
+  /** The tenant's address, or undefined when it is not theirs (another tenant's looks the same). */
+  private async find(owner: string | null, address: string): Promise<Found | undefined> {
+    const row = await this.options.store.db
+      .selectFrom("wallet_addresses")
+      .innerJoin("wallets", "wallets.id", "wallet_addresses.wallet_id")
+      .leftJoin("unattended_keys", (join) =>
+        join
+          .onRef("unattended_keys.wallet_id", "=", "wallet_addresses.wallet_id")
+          .onRef("unattended_keys.idx", "=", "wallet_addresses.idx"),
+      )
+      .select([
+        "wallet_addresses.wallet_id",
+        "wallet_addresses.idx",
+        "wallet_addresses.address",
+        "unattended_keys.sealed",
+        "unattended_keys.key_id",
+      ])
+      .where("wallet_addresses.address", "=", getAddress(address))
+      .$if(owner !== null, (q) => q.where("wallets.owner", "=", owner))
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      walletId: row.wallet_id,
+      index: row.idx,
+      address: row.address,
+      sealed: row.sealed ?? null,
+      keyId: row.key_id ?? null,
+    };
+  }
+
+  /** Whether the tenant holds this address (so a caller can decide to forward to a node instead). */
+  async owns(owner: string | null, address: string): Promise<boolean> {
+    return (await this.find(owner, address)) !== undefined;
+  }
+
+  /** The signer for one of the tenant's addresses: unlocked, or unattended; otherwise "locked". */
+  async signer(
+    owner: string | null,
+    address: string,
+  ): Promise<{ account: LocalAccount; walletId: string; index: number }> {
+    const found = await this.find(owner, address);
+    if (!found) throw unknownAccount();
+    const unlocked = this.options.unlocked.get(owner, found.address);
+    if (unlocked) return { account: unlocked.account, walletId: found.walletId, index: found.index };
+    const account = this.openUnattended(found);
+    if (!account) throw accountLocked(found.address);
+    return { account, walletId: found.walletId, index: found.index };
+  }
+
+  /** For the tracker's fee bumps: an unattended address's signer, whoever owns it. */
+  async unattendedSigner(address: string): Promise<LocalAccount | undefined> {
+    const found = await this.find(null, address);
+    return found ? this.openUnattended(found) : undefined;
+  }
+
+  private openUnattended(found: Found): LocalAccount | undefined {
+    if (found.sealed === null) return undefined;
+    const key = this.options.sealKey;
+    if (!key || key.id !== found.keyId) throw sealKeyMismatch(found.address);
+    const cached = this.opened.get(found.address);
+    if (cached?.sealed === found.sealed) return cached.account;
+    const secret = key.open(found.sealed, sealContext(found.walletId, found.index, found.address));
+    const account = privateKeyToAccount(bytesToHex(secret));
+    secret.fill(0);
+    this.opened.set(found.address, { sealed: found.sealed, account });
+    return account;
+  }
+
+  /**
+   * personal_unlockAccount: checks the password (counted in the wallet's lockout, like every unlock),
+   * then keeps the signer in memory for `seconds` (default and ceiling from config). Returns the end.
+   */
+  async unlock(owner: string | null, address: string, password: string, seconds?: number): Promise<number> {
+    if (typeof password !== "string" || password.length === 0) {
+      throw badRequest("PASSWORD_REQUIRED", "a password is required to unlock an address");
+    }
+    const found = await this.find(owner, address);
+    if (!found) throw unknownAccount();
+    const unlocked = await this.options.wallets.unlock(found.walletId, found.index, password, owner);
+    const { unlockSeconds, unlockMaxSeconds } = this.options;
+    const granted = Math.min(
+      seconds === undefined || seconds === 0 ? unlockSeconds : seconds,
+      unlockMaxSeconds,
+    );
+    const until = this.now() + granted * 1000;
+    this.options.unlocked.set(owner, found.address, {
+      account: unlocked.account,
+      walletId: found.walletId,
+      index: found.index,
+      until,
+    });
+    return until;
+  }
+
+  /** personal_lockAccount: ends the unlock at once (an unattended address stays unattended). */
+  async lock(owner: string | null, address: string): Promise<void> {
+    const found = await this.find(owner, address);
+    if (!found) throw unknownAccount();
+    this.options.unlocked.delete(owner, found.address);
+  }
+
+  /**
+   * Seals every address key of the wallet under the server key, so chaingate signs for it with no
+   * unlock, on every instance and after restarts. The password is checked as for an unlock.
+   */
+  async makeUnattended(walletId: string, password: string, owner: string | null): Promise<string[]> {
+    const key = this.options.sealKey;
+    if (!key) throw unattendedUnavailable();
+    if (typeof password !== "string" || password.length === 0) {
+      throw badRequest("PASSWORD_REQUIRED", "the wallet's password is required to make it unattended");
+    }
+    const keys = await this.options.wallets.openKeys(walletId, password, owner);
+    const now = this.now();
+    const rows = keys.map((k) => ({
+      wallet_id: walletId,
+      idx: k.index,
+      address: k.address,
+      sealed: key.seal(k.privateKey, sealContext(walletId, k.index, k.address)),
+      key_id: key.id,
+      created_at: now,
+    }));
+    for (const k of keys) k.privateKey.fill(0);
+    await this.options.store.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom("unattended_keys").where("wallet_id", "=", walletId).execute();
+      await trx.insertInto("unattended_keys").values(rows).execute();
+    });
+    return rows.map((r) => getAddress(r.address));
+  }
+
+  /** Back to attended: the sealed keys are deleted; unlocks already granted run their course. */
+  async removeUnattended(walletId: string, owner: string | null): Promise<void> {
+    await this.options.wallets.get(walletId, undefined, owner);
+    const removed = await this.options.store.db
+      .deleteFrom("unattended_keys")
+      .where("wallet_id", "=", walletId)
+      .returning("address")
+      .execute();
+    for (const r of removed) this.opened.delete(r.address);
+  }
+}

@@ -1,0 +1,183 @@
+/** The standard signer methods (eth_accounts, eth_sign, eth_sendTransaction, ...) served from custody wallets. */
+import type { Hex } from "viem";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import type { FilterService } from "../filters/filter-service.js";
+import { invalidParams } from "../rpc/rpc-errors.js";
+import type { FeeOracle } from "../tx/fee-oracle.js";
+import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
+import type { SignedOperation, TransactionPipeline } from "../tx/transaction-pipeline.js";
+import { nodeUnavailable } from "../tx/tx-errors.js";
+import type { Chain } from "../upstream/chain-registry.js";
+import type { CustodyAccounts } from "./custody-accounts.js";
+import { readTransaction, settleFees, type TransactionObject } from "./transaction-request.js";
+import { readTypedData } from "./typed-data.js";
+
+export interface SignerContext {
+  /** The wallet owner: the API key's id, or null without keys. */
+  owner: string | null;
+  /** Idempotency-Key of the request (per call id inside a batch). */
+  idempotencyKey?: string | undefined;
+}
+
+export interface SignerMethodsOptions {
+  accounts: CustodyAccounts;
+  pipeline: TransactionPipeline;
+  fees: FeeOracle;
+  idempotency: IdempotencyStore;
+  filters: FilterService;
+  /** Devnet aid: anvil's own accounts are listed too, and calls for them go to the node. */
+  nodeAccounts: boolean;
+}
+
+const MESSAGE_HEX = /^0x([0-9a-fA-F]{2})*$/;
+
+/** personal_sign's data is hex bytes; plain text (as some clients send) is signed as its UTF-8 bytes. */
+const messageOf = (data: string): { raw: Hex } | string =>
+  MESSAGE_HEX.test(data) ? { raw: data as Hex } : data;
+
+export class SignerMethods {
+  constructor(private readonly options: SignerMethodsOptions) {}
+
+  async handle(
+    chain: Chain,
+    method: string,
+    params: readonly unknown[],
+    context: SignerContext,
+  ): Promise<unknown> {
+    const { accounts } = this.options;
+    const { owner } = context;
+    switch (method) {
+      case "eth_accounts": {
+        const own = await accounts.addresses(owner);
+        if (!this.options.nodeAccounts) return own;
+        const node = (await chain.pool.call({ method, params: [] })) as string[];
+        return [...own, ...node];
+      }
+      case "eth_sign":
+        return this.forNodeOr(chain, method, params, owner, params[0] as string, async () => {
+          const { account } = await accounts.signer(owner, params[0] as string);
+          return account.signMessage({ message: { raw: params[1] as Hex } });
+        });
+      case "personal_sign":
+        return this.forNodeOr(chain, method, params, owner, params[1] as string, async () => {
+          const { account } = await accounts.signer(owner, params[1] as string);
+          return account.signMessage({ message: messageOf(params[0] as string) });
+        });
+      case "eth_signTypedData_v4": {
+        // The document is checked before the account, so a malformed one is -32602 whoever asks.
+        const typed = readTypedData(params[1]);
+        return this.forNodeOr(chain, method, params, owner, params[0] as string, async () => {
+          const { account } = await accounts.signer(owner, params[0] as string);
+          return account.signTypedData(typed);
+        });
+      }
+      case "eth_signTransaction": {
+        const tx = params[0] as TransactionObject;
+        return this.forNodeOr(chain, method, params, owner, tx.from, async () => {
+          const op = await this.operation(chain, tx, owner);
+          return (await this.options.pipeline.signOnly(op)).raw;
+        });
+      }
+      case "eth_sendTransaction": {
+        const tx = params[0] as TransactionObject;
+        return this.forNodeOr(chain, method, params, owner, tx.from, () => this.send(chain, tx, context));
+      }
+      case "personal_unlockAccount": {
+        const [address, password, duration] = params as [string, string, string | number | undefined];
+        const seconds = duration === undefined || duration === null ? undefined : Number(BigInt(duration));
+        await accounts.unlock(owner, address, password, seconds);
+        return true;
+      }
+      case "personal_lockAccount":
+        await accounts.lock(owner, params[0] as string);
+        return true;
+      default:
+        throw invalidParams(`${method} is not a signer method`);
+    }
+  }
+
+  /** With the devnet switch on, an address that is not the tenant's custody address is the node's business. */
+  private async forNodeOr(
+    chain: Chain,
+    method: string,
+    params: readonly unknown[],
+    owner: string | null,
+    address: string,
+    custody: () => Promise<unknown>,
+  ): Promise<unknown> {
+    if (this.options.nodeAccounts && !(await this.options.accounts.owns(owner, address))) {
+      return chain.pool.call({ method, params: [...params] });
+    }
+    return custody();
+  }
+
+  private async operation(
+    chain: Chain,
+    tx: TransactionObject,
+    owner: string | null,
+  ): Promise<SignedOperation> {
+    const request = readTransaction(tx, chain.chainId);
+    const signer = await this.options.accounts.signer(owner, request.from);
+    let current: Awaited<ReturnType<FeeOracle["get"]>> | undefined;
+    if (request.fees.kind !== "legacy") {
+      try {
+        current = await this.options.fees.get(chain);
+      } catch (error) {
+        throw error instanceof ChaingateError
+          ? error
+          : nodeUnavailable(`reading fees: ${(error as Error).message}`);
+      }
+    }
+    const fees =
+      request.fees.kind === "legacy"
+        ? { type: "legacy" as const, gasPrice: request.fees.gasPrice }
+        : settleFees(request.fees, current!);
+    return {
+      chain,
+      account: signer.account,
+      walletId: signer.walletId,
+      addressIndex: signer.index,
+      to: request.to,
+      data: request.data,
+      value: request.value,
+      kind: "transfer",
+      metadata: { via: "eth_sendTransaction" },
+      owner,
+      fees,
+      ...(request.gas === undefined ? {} : { gas: request.gas }),
+      ...(request.nonce === undefined ? {} : { nonce: request.nonce }),
+      ...(request.accessList === undefined ? {} : { accessList: request.accessList }),
+    };
+  }
+
+  /** Through the one pipeline, once per Idempotency-Key, exactly as POST /transaction. */
+  private async send(chain: Chain, tx: TransactionObject, context: SignerContext): Promise<unknown> {
+    const { owner } = context;
+    const outcome = await this.options.idempotency.run(
+      owner === null ? "eth_sendTransaction" : `eth_sendTransaction#${owner}`,
+      context.idempotencyKey,
+      requestHash(tx, { chain: chain.chainId }),
+      async () => {
+        const op = await this.operation(chain, tx, owner);
+        const submitted = await this.options.pipeline.submit(op);
+        // Sent through us: pending filters see it even if no node filter reports it.
+        await this.options.filters.noteSent(chain, submitted.txHash);
+        return submitted.txHash;
+      },
+      (error) =>
+        error instanceof ChaingateError && error.code === "NODE_UNAVAILABLE" && error.data !== undefined,
+      (hashes) => ({ status: 200, body: hashes[0] }),
+    );
+    if (outcome.status !== 200) {
+      const stored = (outcome.body as { error: { code: string; message: string; data?: unknown } }).error;
+      throw new ChaingateError(stored.message, {
+        code: stored.code,
+        status: outcome.status,
+        rpcCode: -32011,
+        retryable: true,
+        data: stored.data,
+      });
+    }
+    return outcome.body;
+  }
+}

@@ -1,0 +1,210 @@
+/** REST for custody signing: the caller's accounts, unlock and lock by wallet, and unattended wallets. */
+import { type Static, Type } from "@sinclair/typebox";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import type { CustodyAccounts } from "../custody/custody-accounts.js";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import { ProblemSchema, WalletParamsSchema } from "../wallets/wallet-schemas.js";
+import { ownerOf } from "./access-control.js";
+import { useStrictValidation } from "./strict-validation.js";
+
+export interface CustodyRoutesOptions {
+  custody: CustodyAccounts;
+}
+
+const AccountStatusSchema = Type.Object(
+  {
+    address: Type.String(),
+    wallet_id: Type.String(),
+    index: Type.Integer(),
+    unlocked_until: Type.Union([Type.Integer(), Type.Null()], { description: "epoch milliseconds" }),
+    unattended: Type.Boolean(),
+  },
+  { title: "account" },
+);
+
+const UnlockBody = Type.Object(
+  {
+    password: Type.String({ minLength: 1 }),
+    index: Type.Optional(Type.Integer({ minimum: 0, description: "one address; absent: every address" })),
+    seconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "0 or absent: the default; longer than the ceiling is shortened",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const LockBody = Type.Union([
+  Type.Object(
+    { index: Type.Optional(Type.Integer({ minimum: 0, description: "one address; absent: every address" })) },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+]);
+const UnattendedBody = Type.Object(
+  { password: Type.String({ minLength: 1 }) },
+  { additionalProperties: false },
+);
+const Unlocked = Type.Array(
+  Type.Object({
+    address: Type.String(),
+    index: Type.Integer(),
+    unlocked_until: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+);
+const problems = {
+  400: ProblemSchema,
+  401: ProblemSchema,
+  403: ProblemSchema,
+  404: ProblemSchema,
+  409: ProblemSchema,
+  429: ProblemSchema,
+};
+
+/** With API keys, only an admin key may let chaingate sign unattended (it then names any wallet). */
+function operatorOwner(request: FastifyRequest): string | null {
+  if (request.tenant === null || request.tenant === undefined) return null;
+  if (request.tenant.role !== "admin") {
+    throw new ChaingateError("making a wallet unattended needs an admin API key", {
+      code: "ADMIN_REQUIRED",
+      status: 403,
+      rpcCode: -32012,
+    });
+  }
+  return null;
+}
+
+export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (app, { custody }) => {
+  useStrictValidation(app);
+
+  app.get(
+    "/accounts",
+    {
+      schema: {
+        tags: ["Wallets"],
+        summary:
+          "The caller's custody addresses as eth_accounts lists them, with unlock and unattended state",
+        operationId: "listAccounts",
+        response: { 200: Type.Array(AccountStatusSchema), 401: ProblemSchema },
+      },
+    },
+    async (request) => custody.statuses(ownerOf(request)),
+  );
+
+  const addressesOf = async (request: FastifyRequest, id: string, index: number | undefined) => {
+    const all = await custody.statuses(ownerOf(request));
+    const mine = all.filter((a) => a.wallet_id === id && (index === undefined || a.index === index));
+    if (mine.length === 0) {
+      throw new ChaingateError(
+        index === undefined ? `Wallet ${id} not found` : `Wallet ${id} has no address at index ${index}`,
+        {
+          code: index === undefined ? "WALLET_NOT_FOUND" : "ADDRESS_NOT_FOUND",
+          status: 404,
+          rpcCode: -32004,
+        },
+      );
+    }
+    return mine;
+  };
+
+  app.post<{ Params: Static<typeof WalletParamsSchema>; Body: Static<typeof UnlockBody> }>(
+    "/wallet/:id/unlock",
+    {
+      schema: {
+        tags: ["Wallets"],
+        summary:
+          "Unlocks the wallet's addresses for eth_sendTransaction and the signing methods, for a while",
+        operationId: "unlockWallet",
+        params: WalletParamsSchema,
+        body: UnlockBody,
+        response: { 200: Unlocked, ...problems },
+      },
+      config: { rateGroup: "sign" },
+    },
+    async (request) => {
+      const owner = ownerOf(request);
+      const out = [];
+      for (const account of await addressesOf(request, request.params.id, request.body.index)) {
+        const until = await custody.unlock(
+          owner,
+          account.address,
+          request.body.password,
+          request.body.seconds,
+        );
+        out.push({ address: account.address, index: account.index, unlocked_until: until });
+      }
+      return out;
+    },
+  );
+
+  app.post<{ Params: Static<typeof WalletParamsSchema>; Body: Static<typeof LockBody> }>(
+    "/wallet/:id/lock",
+    {
+      schema: {
+        tags: ["Wallets"],
+        summary: "Ends the unlock of the wallet's addresses (all, or the one at index)",
+        operationId: "lockWallet",
+        params: WalletParamsSchema,
+        body: LockBody,
+        response: { 200: Unlocked, ...problems },
+      },
+    },
+    async (request) => {
+      const owner = ownerOf(request);
+      const out = [];
+      for (const account of await addressesOf(request, request.params.id, request.body?.index)) {
+        await custody.lock(owner, account.address);
+        out.push({ address: account.address, index: account.index, unlocked_until: null });
+      }
+      return out;
+    },
+  );
+
+  const UnattendedResult = Type.Object({
+    wallet_id: Type.String(),
+    unattended: Type.Boolean(),
+    addresses: Type.Array(Type.String()),
+  });
+
+  app.post<{ Params: Static<typeof WalletParamsSchema>; Body: Static<typeof UnattendedBody> }>(
+    "/wallet/:id/unattended",
+    {
+      schema: {
+        tags: ["Wallets"],
+        summary: "Lets chaingate sign for this wallet with no unlock (keys sealed under the server key)",
+        operationId: "makeWalletUnattended",
+        params: WalletParamsSchema,
+        body: UnattendedBody,
+        response: { 200: UnattendedResult, ...problems },
+      },
+      config: { rateGroup: "sign" },
+    },
+    async (request) => {
+      const owner = operatorOwner(request);
+      const addresses = await custody.makeUnattended(request.params.id, request.body.password, owner);
+      request.log.warn({ wallet: request.params.id }, "wallet made unattended");
+      return { wallet_id: request.params.id, unattended: true, addresses };
+    },
+  );
+
+  app.delete<{ Params: Static<typeof WalletParamsSchema> }>(
+    "/wallet/:id/unattended",
+    {
+      schema: {
+        tags: ["Wallets"],
+        summary: "Stops unattended signing for this wallet (its sealed keys are deleted)",
+        operationId: "removeWalletUnattended",
+        params: WalletParamsSchema,
+        response: { 200: UnattendedResult, ...problems },
+      },
+    },
+    async (request) => {
+      // The wallet's own tenant may always withdraw; an admin may for any wallet.
+      const owner = request.tenant?.role === "admin" ? null : ownerOf(request);
+      await custody.removeUnattended(request.params.id, owner);
+      request.log.warn({ wallet: request.params.id }, "wallet no longer unattended");
+      return { wallet_id: request.params.id, unattended: false, addresses: [] };
+    },
+  );
+};
