@@ -22,7 +22,11 @@ async function custodyAddress(rt: TestRuntime): Promise<`0x${string}`> {
   return address;
 }
 
-const TYPED = {
+const TYPED: {
+  domain: { name: string; version: string; chainId: number; verifyingContract: string };
+  types: Record<string, { name: string; type: string }[]>;
+  message: Record<string, unknown>;
+} = {
   domain: { name: "chaingate", version: "1", chainId: 1001, verifyingContract: DEV_ACCOUNT_2 },
   types: {
     Mail: [
@@ -32,7 +36,7 @@ const TYPED = {
     ],
   },
   message: { to: DEV_ACCOUNT_2, amount: 12345678901234567890n, note: "hello" },
-} as const;
+};
 
 describe("chaingate as the signer of real client libraries", () => {
   let rt: TestRuntime;
