@@ -306,22 +306,48 @@ async function download(walletId, index, address) {
   }
 }
 
+function signingState(account) {
+  if (!account) return h("td", {}, "—");
+  if (account.unattended) return h("td", { class: "state-ok", "data-signing": "unattended" }, "unattended");
+  if (account.unlocked_until !== null) {
+    const until = new Date(account.unlocked_until).toLocaleTimeString();
+    return h("td", { class: "state-wait", "data-signing": "unlocked" }, `unlocked until ${until}`);
+  }
+  return h("td", { "data-signing": "locked" }, "locked");
+}
+
+async function lockAddress(walletId, index) {
+  try {
+    await api(`/wallet/${encodeURIComponent(walletId)}/lock`, { method: "POST", body: { index } });
+    say(`Locked address ${index} of ${walletId}.`, true);
+    await renderWallets();
+  } catch (error) {
+    say(error.message);
+  }
+}
+
 async function renderWallets() {
   await loadNetwork();
-  const records = await api("/wallet");
+  const [records, accounts] = await Promise.all([api("/wallet"), api("/accounts")]);
+  const byAddress = new Map(accounts.map((a) => [a.address.toLowerCase(), a]));
   const chains = network.chains.map((c) => c.chain_id);
   const balances = await Promise.all(
     records.map((r) =>
       Promise.all(chains.map((id) => rpc("eth_getBalance", [r.address, "latest"], id).catch(() => null))),
     ),
   );
+  const refresh = async (result) => {
+    await renderWallets();
+    return result;
+  };
   main.replaceChildren(
     h("h2", {}, "Wallets"),
     table(
       "Custody addresses (keystore v3); key material is never shown",
-      ["Wallet", "Index", "Address", ...chains.map((id) => `Balance on ${id}`), "Keystore"],
-      records.map((r, i) =>
-        h(
+      ["Wallet", "Index", "Address", ...chains.map((id) => `Balance on ${id}`), "Signing", "Keystore"],
+      records.map((r, i) => {
+        const account = byAddress.get(r.address.toLowerCase());
+        return h(
           "tr",
           { "data-wallet": r.id, "data-address": r.address },
           h("td", { class: "hash" }, r.id),
@@ -330,13 +356,72 @@ async function renderWallets() {
           balances[i].map((b, j) =>
             h("td", { "data-chain": chains[j] }, b === null ? "unavailable" : formatEther(b)),
           ),
+          signingState(account),
           h(
             "td",
             {},
             h("button", { type: "button", onclick: () => download(r.id, r.index, r.address) }, "Download"),
+            account && account.unlocked_until !== null
+              ? h("button", { type: "button", onclick: () => lockAddress(r.id, r.index) }, "Lock")
+              : null,
           ),
-        ),
-      ),
+        );
+      }),
+    ),
+    h(
+      "p",
+      {},
+      "Unlocked or unattended addresses sign for JSON-RPC clients (eth_sendTransaction, personal_sign, ...). Unlocks live in memory only and end at their time or at a restart.",
+    ),
+    actionForm(
+      "unlock",
+      "Unlock for signing",
+      [
+        ...field("unlock", "wallet_id", "Wallet id", { required: true }),
+        ...field("unlock", "index", "Address index (empty: all)", { type: "number", min: 0 }),
+        ...field("unlock", "seconds", "Seconds (empty: default)", { type: "number", min: 0 }),
+        ...field("unlock", "password", "Wallet password", {
+          type: "password",
+          required: true,
+          autocomplete: "off",
+        }),
+      ],
+      (v) => `Unlock ${v.index === "" ? "every address" : `address ${v.index}`} of wallet ${v.wallet_id}?`,
+      (v) =>
+        api(`/wallet/${encodeURIComponent(v.wallet_id)}/unlock`, {
+          method: "POST",
+          body: {
+            password: v.password,
+            ...(v.index === "" ? {} : { index: Number(v.index) }),
+            ...(v.seconds === "" ? {} : { seconds: Number(v.seconds) }),
+          },
+        }).then(refresh),
+    ),
+    actionForm(
+      "unattended",
+      "Make unattended",
+      [
+        ...field("unattended", "wallet_id", "Wallet id", { required: true }),
+        ...field("unattended", "password", "Wallet password", {
+          type: "password",
+          required: true,
+          autocomplete: "off",
+        }),
+      ],
+      (v) =>
+        `Let chaingate sign for wallet ${v.wallet_id} at any time, with no unlock? Its keys are sealed under the server key.`,
+      (v) =>
+        api(`/wallet/${encodeURIComponent(v.wallet_id)}/unattended`, {
+          method: "POST",
+          body: { password: v.password },
+        }).then(refresh),
+    ),
+    actionForm(
+      "attended",
+      "Stop unattended signing",
+      [...field("attended", "wallet_id", "Wallet id", { required: true })],
+      (v) => `Stop unattended signing for wallet ${v.wallet_id}?`,
+      (v) => api(`/wallet/${encodeURIComponent(v.wallet_id)}/unattended`, { method: "DELETE" }).then(refresh),
     ),
   );
 }

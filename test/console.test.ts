@@ -27,8 +27,17 @@ async function launch(): Promise<Browser> {
 }
 
 /** Fills and submits one action form; answers the notice text once the action says done or failed. */
-async function act(page: Page, form: string, values: Record<string, string>): Promise<string> {
-  await page.goto(`${page.url().split("#")[0]}#/actions`);
+async function act(
+  page: Page,
+  form: string,
+  values: Record<string, string>,
+  view = "#/actions",
+): Promise<string> {
+  await page.goto(`${page.url().split("#")[0]}${view}`);
+  await page.evaluate(() => {
+    const notice = document.getElementById("notice");
+    if (notice) notice.textContent = "";
+  });
   await page.waitForSelector(`#${form}`);
   if (form === "create-wallet") await page.screenshot({ path: `${SHOTS}actions.png`, fullPage: true });
   for (const [name, value] of Object.entries(values)) {
@@ -55,6 +64,7 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
         CHAINGATE_RELAYER_INTERVAL_MS: "200",
         CHAINGATE_TRACKER_INTERVAL_MS: "200",
         CHAINGATE_HEAD_POLL_MS: "200",
+        CHAINGATE_SEAL_KEY: "11".repeat(32),
       },
     });
     browser = await launch();
@@ -62,6 +72,42 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
   afterAll(async () => {
     await browser?.close();
     await rt?.close();
+  });
+
+  it("shows which addresses sign for JSON-RPC clients, unlocks and locks them, and marks unattended wallets", async () => {
+    const page = await browser.newPage();
+    page.on("dialog", (dialog) => void dialog.accept());
+    const { json } = await rt.post("/wallet", {
+      type: "KEYSTORE_V3",
+      password: PASSWORD,
+      address_quantity: 2,
+    });
+    const records = json as { id: string; address: string }[];
+    const walletId = records[0]!.id;
+    const [first, second] = records.map((r) => r.address);
+    const signing = (address: string) => page.locator(`tr[data-address="${address}"] td[data-signing]`);
+    await page.goto(`${rt.url}/console/#/wallets`);
+    await signing(first!).waitFor();
+    expect(await signing(first!).getAttribute("data-signing")).toBe("locked");
+
+    expect(
+      await act(page, "unlock", { wallet_id: walletId, index: "0", password: PASSWORD }, "#/wallets"),
+    ).toContain("done.");
+    await page.waitForSelector(`tr[data-address="${first}"] td[data-signing="unlocked"]`);
+    expect(await signing(second!).getAttribute("data-signing")).toBe("locked");
+    const signed = await rt.post("/", { jsonrpc: "2.0", id: 1, method: "eth_sign", params: [first, "0x01"] });
+    expect((signed.json as { result?: string }).result).toMatch(/^0x/);
+    await page.screenshot({ path: `${SHOTS}wallets-unlocked.png`, fullPage: true });
+
+    await page.locator(`tr[data-address="${first}"] button`, { hasText: "Lock" }).click();
+    await page.waitForSelector(`tr[data-address="${first}"] td[data-signing="locked"]`);
+
+    expect(await act(page, "unattended", { wallet_id: walletId, password: PASSWORD }, "#/wallets")).toContain(
+      "done.",
+    );
+    await page.waitForSelector(`tr[data-address="${second}"] td[data-signing="unattended"]`);
+    expect(await signing(first!).getAttribute("data-signing")).toBe("unattended");
+    await page.close();
   });
 
   it("creates a wallet, a member and a token, transports it to 1002, and shows a killed upstream", async () => {
