@@ -34,10 +34,8 @@ async function act(
   view = "#/actions",
 ): Promise<string> {
   await page.goto(`${page.url().split("#")[0]}${view}`);
-  await page.evaluate(() => {
-    const notice = document.getElementById("notice");
-    if (notice) notice.textContent = "";
-  });
+  // A notice left by an earlier action must not pass for this one's.
+  await page.evaluate('document.getElementById("notice").textContent = ""');
   await page.waitForSelector(`#${form}`);
   if (form === "create-wallet") await page.screenshot({ path: `${SHOTS}actions.png`, fullPage: true });
   for (const [name, value] of Object.entries(values)) {

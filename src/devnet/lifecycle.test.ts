@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, describe, expect, it } from "vitest";
 import { anvilsFor, killStartedClis, rpc, startCli, waitUntil } from "../test-support/cli.js";
-import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { DEV_ACCOUNT, DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
 
 describe("the embedded chains live and die with chaingate", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "chaingate-lifecycle-"));
@@ -18,7 +19,19 @@ describe("the embedded chains live and die with chaingate", () => {
     const first = await startCli(dataDir);
     expect(anvilsFor(dataDir)).toHaveLength(2);
     expect(await rpc(first.url, "eth_chainId")).toBe("0x3e9");
-    await rpc(first.url, "eth_sendTransaction", [{ from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0x1" }]);
+    // Signed by the client (the gateway holds no node accounts), sent through the gateway.
+    const nonce = Number(await rpc(first.url, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]));
+    const raw = await privateKeyToAccount(DEV_PRIVATE_KEY).signTransaction({
+      type: "eip1559",
+      chainId: 1001,
+      nonce,
+      gas: 21_000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+      to: DEV_ACCOUNT_2,
+      value: 1n,
+    });
+    await rpc(first.url, "eth_sendRawTransaction", [raw]);
     const head = Number(await rpc(first.url, "eth_blockNumber"));
     expect(head).toBeGreaterThanOrEqual(1);
     first.child.kill("SIGTERM");

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
-import { collectLogNotifications, receiptOf, result } from "../test-support/chain-helpers.js";
+import { collectLogNotifications, devSend, receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, EMITTER_INIT_CODE, EMITTER_TOPIC } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -40,12 +40,13 @@ async function proxyTo(target: string): Promise<Server> {
 }
 
 it("a log filter and a logs subscription deliver every log exactly once across an upstream failover", async () => {
-  node = await startAnvil({
+  const anvil = await startAnvil({
     chainId: 1001,
     dir: join(dir, "anvil"),
     blockTime: 0,
     logger: pino({ level: "silent" }),
   });
+  node = anvil;
   const [a, b] = [await proxyTo(node.url), await proxyTo(node.url)];
   const urlOf = (s: Server) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
   rt = await startTestRuntime({
@@ -58,7 +59,7 @@ it("a log filter and a logs subscription deliver every log exactly once across a
   const runtime = rt;
   const deployed = await receiptOf(
     runtime,
-    await result<string>(runtime, "eth_sendTransaction", [{ from: DEV_ACCOUNT, data: EMITTER_INIT_CODE }]),
+    await devSend(runtime, { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE }, "", anvil.url),
   );
   const emitter = deployed.contractAddress!;
   const filterId = await result<string>(runtime, "eth_newFilter", [
@@ -73,7 +74,7 @@ it("a log filter and a logs subscription deliver every log exactly once across a
   const emitted: string[] = [];
   const polled: string[] = [];
   const emit = async () => {
-    const hash = await result<string>(runtime, "eth_sendTransaction", [{ from: DEV_ACCOUNT, to: emitter }]);
+    const hash = await devSend(runtime, { from: DEV_ACCOUNT, to: emitter }, "", anvil.url);
     await receiptOf(runtime, hash);
     emitted.push(`${hash}:0x0`);
   };

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { collectLogNotifications, nodeCall, receiptOf, result } from "../test-support/chain-helpers.js";
+import {
+  collectLogNotifications,
+  devSend,
+  nodeCall,
+  receiptOf,
+  result,
+} from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, EMITTER_INIT_CODE, EMITTER_TOPIC } from "../test-support/evm-fixtures.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -21,16 +27,13 @@ describeEachStore("filters across a reorg", (target) => {
       store: target,
       env: { CHAINGATE_CACHE_MB: "0", CHAINGATE_HEAD_POLL_MS: "50" },
     });
-    const deployed = await receiptOf(
-      rt,
-      await result<string>(rt, "eth_sendTransaction", [{ from: DEV_ACCOUNT, data: EMITTER_INIT_CODE }]),
-    );
+    const deployed = await receiptOf(rt, await devSend(rt, { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE }));
     emitter = deployed.contractAddress!;
   });
   afterAll(async () => rt?.close());
 
   const emit = async (value = "0x0") => {
-    const hash = await result<string>(rt, "eth_sendTransaction", [{ from: DEV_ACCOUNT, to: emitter, value }]);
+    const hash = await devSend(rt, { from: DEV_ACCOUNT, to: emitter, value });
     await receiptOf(rt, hash);
     return hash;
   };

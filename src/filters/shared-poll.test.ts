@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
-import { receiptOf, result } from "../test-support/chain-helpers.js";
+import { devSend, receiptOf, result } from "../test-support/chain-helpers.js";
 import { type CountingProxy, startCountingProxy } from "../test-support/counting-proxy.js";
 import { DEV_ACCOUNT, EMITTER_INIT_CODE } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -30,19 +30,14 @@ it("twenty log filters with different criteria polling a new block cost one eth_
   proxy = await startCountingProxy(anvil.url);
   rt = await startTestRuntime({ env: { CHAINGATE_UPSTREAMS: proxy.url } });
   const runtime = rt;
-  const deployed = await result<string>(runtime, "eth_sendTransaction", [
-    { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE },
-  ]);
+  const deployed = await devSend(runtime, { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE });
   const emitter = (await receiptOf(runtime, deployed)).contractAddress!;
   const filters: string[] = [];
   for (let i = 0; i < 20; i++) {
     const other = `0x${(i + 1).toString(16).padStart(40, "0")}`;
     filters.push(await result<string>(runtime, "eth_newFilter", [{ address: [emitter, other] }]));
   }
-  await receiptOf(
-    runtime,
-    await result<string>(runtime, "eth_sendTransaction", [{ from: DEV_ACCOUNT, to: emitter }]),
-  );
+  await receiptOf(runtime, await devSend(runtime, { from: DEV_ACCOUNT, to: emitter }));
   proxy.reset();
   const changes = await Promise.all(
     filters.map((id) => result<unknown[]>(runtime, "eth_getFilterChanges", [id])),

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { result } from "../test-support/chain-helpers.js";
-import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { hostAllowed, hostName } from "./browser-guard.js";
 
@@ -81,12 +81,26 @@ describe("without API keys, a web page cannot use chaingate", () => {
   });
 
   it("a cross-site text/plain or form POST cannot send a transaction; the same origin can call", async () => {
-    const nonceBefore = await result<string>(rt, "eth_getTransactionCount", [DEV_ACCOUNT, "latest"]);
+    // The victim: a custody address its owner has unlocked for signing, so a send would go through.
+    const created = await rt.post("/wallet", {
+      type: "KEYSTORE_V3",
+      password: "victim-pw",
+      address_quantity: 1,
+    });
+    const victim = (created.json as { address: string }[])[0]!.address;
+    const unlocked = await rt.post("/", {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "personal_unlockAccount",
+      params: [victim, "victim-pw", 600],
+    });
+    expect(unlocked.json).toMatchObject({ result: true });
+    const nonceBefore = await result<string>(rt, "eth_getTransactionCount", [victim, "latest"]);
     const body = JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
       method: "eth_sendTransaction",
-      params: [{ from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0xde0b6b3a7640000" }],
+      params: [{ from: victim, to: DEV_ACCOUNT_2, value: "0xde0b6b3a7640000" }],
     });
     for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/json"]) {
       for (const path of ["/eth_sendTransaction", "/"]) {
@@ -101,7 +115,10 @@ describe("without API keys, a web page cannot use chaingate", () => {
         expect(JSON.parse(answer.text)).toMatchObject({ code: "ORIGIN_NOT_ALLOWED" });
       }
     }
-    expect(await result<string>(rt, "eth_getTransactionCount", [DEV_ACCOUNT, "latest"])).toBe(nonceBefore);
+    expect(await result<string>(rt, "eth_getTransactionCount", [victim, "latest"])).toBe(nonceBefore);
+    expect(
+      await rt.store.db.selectFrom("transactions").select("id").where("from_address", "=", victim).execute(),
+    ).toHaveLength(0);
     const same = await raw(
       rt.url,
       "/eth_chainId",

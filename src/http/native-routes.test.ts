@@ -90,6 +90,14 @@ describe("Native paths against the embedded chain", () => {
       maxFeePerGas: 10_000_000_000n,
       maxPriorityFeePerGas: 1_000_000_000n,
     });
+    // eth_accounts, eth_sign and eth_sendTransaction answer from a custody wallet, unlocked for the call.
+    const created = await rt.post("/wallet", {
+      type: "KEYSTORE_V3",
+      password: "native-pw",
+      address_quantity: 1,
+    });
+    const custody = (created.json as { address: string }[])[0]!.address;
+    expect((await native(rt, "personal_unlockAccount", [custody, "native-pw", 600])).result).toBe(true);
     const calls: Record<string, unknown[] | undefined> = {
       eth_accounts: undefined,
       eth_blockNumber: undefined,
@@ -121,15 +129,14 @@ describe("Native paths against the embedded chain", () => {
       eth_getUncleCountByBlockNumber: [blockNumber],
       eth_newFilter: [{ fromBlock: "latest", topics: [EMITTER_TOPIC] }],
       eth_sendRawTransaction: [raw],
-      eth_sendTransaction: [{ from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0x1" }],
-      eth_sign: [DEV_ACCOUNT, "0xdeadbeef"],
+      eth_sendTransaction: [{ from: custody, to: DEV_ACCOUNT_2, value: "0x1" }],
+      eth_sign: [custody, "0xdeadbeef"],
       eth_uninstallFilter: [filterForUninstall],
     };
     expect(Object.keys(calls).sort()).toEqual([...SPEC_PATHS].sort());
 
     const results: Record<string, unknown> = {};
     for (const method of SPEC_PATHS) {
-      // eth_sendTransaction must not race the raw transaction for the same nonce.
       const envelope = await native(rt, method, calls[method]);
       expect(envelope.jsonrpc, method).toBe("2.0");
       expect(envelope.id, method).toBe(1);
@@ -146,7 +153,8 @@ describe("Native paths against the embedded chain", () => {
 
     expect(results.eth_blockNumber).toMatch(/^0x[0-9a-f]+$/);
     expect(results.eth_syncing).toBe(false);
-    expect(results.eth_accounts).toContain(DEV_ACCOUNT.toLowerCase());
+    expect(results.eth_accounts).toContain(custody);
+    expect(results.eth_accounts).not.toContain(DEV_ACCOUNT.toLowerCase());
     expect((results.eth_getBlockByHash as { hash: string }).hash).toBe(blockHash);
     expect((results.eth_getBlockByNumber as { transactions: { hash: string }[] }).transactions[0]?.hash).toBe(
       emit.transactionHash,

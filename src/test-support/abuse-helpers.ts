@@ -1,6 +1,6 @@
 /** Helpers for the abuse tests: a contract that emits many logs, WebSocket clients, raw JSON-RPC batches. */
 import WebSocket from "ws";
-import { receiptOf, result } from "./chain-helpers.js";
+import { devSend, receiptOf, result } from "./chain-helpers.js";
 import { DEV_ACCOUNT } from "./evm-fixtures.js";
 import type { TestRuntime } from "./test-runtime.js";
 
@@ -29,15 +29,11 @@ export const LOGS_PER_CALL = 1024;
 
 /** Deploys the flood contract from a dev account and calls it `calls` times: `calls` x 1,024 logs. */
 export async function floodLogs(rt: TestRuntime, calls: number): Promise<string> {
-  const deploy = await result<string>(rt, "eth_sendTransaction", [
-    { from: DEV_ACCOUNT, data: LOG_FLOOD_INIT_CODE },
-  ]);
+  const deploy = await devSend(rt, { from: DEV_ACCOUNT, data: LOG_FLOOD_INIT_CODE });
   const address = (await receiptOf(rt, deploy)).contractAddress!;
   const hashes: string[] = [];
   for (let i = 0; i < calls; i++) {
-    hashes.push(
-      await result<string>(rt, "eth_sendTransaction", [{ from: DEV_ACCOUNT, to: address, gas: "0x1e8480" }]),
-    );
+    hashes.push(await devSend(rt, { from: DEV_ACCOUNT, to: address, gas: "0x1e8480" }));
   }
   for (const hash of hashes) {
     const receipt = await receiptOf(rt, hash);

@@ -1,4 +1,6 @@
 /** Helpers for integration tests that talk to a running chaingate over HTTP. */
+import { privateKeyToAccount } from "viem/accounts";
+import { DEV_ACCOUNT, DEV_PRIVATE_KEY } from "./evm-fixtures.js";
 import type { TestRuntime } from "./test-runtime.js";
 
 export interface Envelope {
@@ -53,13 +55,70 @@ export async function receiptOf(rt: TestRuntime, hash: string, query = ""): Prom
   throw new Error(`no receipt for ${hash}`);
 }
 
-/** Sends from a node-held dev account (devnet only) and waits for the receipt. */
-export async function sendAndWait(
+/** The node behind a runtime's chain: the embedded anvil, or the first configured upstream. */
+export function nodeUrlOf(rt: TestRuntime, chainId = 1001): string {
+  const embedded = rt.devnet?.nodes.find((n) => n.chainId === chainId)?.url;
+  if (embedded) return embedded;
+  const chains = rt.config.chains ?? [];
+  const chain = chains.find((c) => c.chainId === chainId) ?? chains[0];
+  if (!chain?.upstreams[0]) throw new Error(`no node for chain ${chainId}`);
+  return chain.upstreams[0].url;
+}
+
+export interface DevTransaction {
+  from?: string;
+  to?: string;
+  data?: string;
+  value?: string;
+  gas?: string;
+}
+
+/**
+ * Sends from anvil's dev account #0 as a client with its own key does: signed here (nonce, gas
+ * and fees read from the node itself, so no cached answer can repeat a nonce), sent through the
+ * gateway's eth_sendRawTransaction. Production nodes hold no unlocked accounts, so neither does
+ * the gateway: eth_sendTransaction signs with custody wallets only.
+ */
+export async function devSend(
   rt: TestRuntime,
-  tx: Record<string, unknown>,
+  tx: DevTransaction,
   query = "",
-): Promise<Receipt> {
-  return receiptOf(rt, await result<string>(rt, "eth_sendTransaction", [tx], query), query);
+  nodeUrl?: string,
+): Promise<string> {
+  if (tx.from !== undefined && tx.from.toLowerCase() !== DEV_ACCOUNT.toLowerCase()) {
+    throw new Error(`devSend signs for ${DEV_ACCOUNT} only`);
+  }
+  const chainId = Number(/chain_id=(\d+)/.exec(query)?.[1] ?? 1001);
+  const node = nodeUrl ?? nodeUrlOf(rt, chainId);
+  const call = {
+    from: DEV_ACCOUNT,
+    ...(tx.to ? { to: tx.to } : {}),
+    data: tx.data ?? "0x",
+    value: tx.value ?? "0x0",
+  };
+  const [nonce, gas, block] = await Promise.all([
+    nodeCall(node, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]),
+    tx.gas ?? nodeCall(node, "eth_estimateGas", [call, "pending"]),
+    nodeCall(node, "eth_getBlockByNumber", ["latest", false]),
+  ]);
+  const baseFee = BigInt((block as { baseFeePerGas: string }).baseFeePerGas);
+  const raw = await privateKeyToAccount(DEV_PRIVATE_KEY).signTransaction({
+    type: "eip1559",
+    chainId,
+    nonce: Number(BigInt(nonce as string)),
+    gas: tx.gas === undefined ? (BigInt(gas as string) * 12n) / 10n : BigInt(tx.gas),
+    maxFeePerGas: baseFee * 2n + 1_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+    ...(tx.to ? { to: tx.to as `0x${string}` } : {}),
+    data: call.data as `0x${string}`,
+    value: BigInt(call.value),
+  });
+  return result<string>(rt, "eth_sendRawTransaction", [raw], query);
+}
+
+/** Sends from anvil's dev account (see devSend) and waits for the receipt. */
+export async function sendAndWait(rt: TestRuntime, tx: DevTransaction, query = ""): Promise<Receipt> {
+  return receiptOf(rt, await devSend(rt, tx, query), query);
 }
 
 /** Calls a node directly, for test set-up the gateway does not expose (anvil_mine, evm_snapshot ...). */

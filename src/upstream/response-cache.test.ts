@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { METHODS_BY_NAME } from "../rpc/method-table.js";
-import { mine, receiptOf, result } from "../test-support/chain-helpers.js";
+import { devSend, mine, receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { ResponseCache } from "./response-cache.js";
@@ -91,9 +91,7 @@ describe("cached answers through the gateway stay correct", () => {
   it("a balance read right after a send through the gateway shows the send", async () => {
     for (let i = 0; i < 5; i++) {
       const before = BigInt(await result<string>(rt, "eth_getBalance", [DEV_ACCOUNT_2, "latest"]));
-      const hash = await result<string>(rt, "eth_sendTransaction", [
-        { from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0x7" },
-      ]);
+      const hash = await devSend(rt, { from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0x7" });
       await receiptOf(rt, hash);
       const after = BigInt(await result<string>(rt, "eth_getBalance", [DEV_ACCOUNT_2, "latest"]));
       expect(after - before).toBe(7n);
