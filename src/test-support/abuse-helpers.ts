@@ -1,6 +1,6 @@
 /** Helpers for the abuse tests: a contract that emits many logs, WebSocket clients, raw JSON-RPC batches. */
 import WebSocket from "ws";
-import { devSend, receiptOf, result } from "./chain-helpers.js";
+import { devSend, receiptOf } from "./chain-helpers.js";
 import { DEV_ACCOUNT } from "./evm-fixtures.js";
 import type { TestRuntime } from "./test-runtime.js";
 
