@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { nodeCall } from "../test-support/chain-helpers.js";
+import { waitUntil } from "../test-support/cli.js";
+import { DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
+import { type AnvilNode, startAnvil } from "./anvil-node.js";
+import { startAutomineWatchdog } from "./automine-watchdog.js";
+
+let dir: string;
+let node: AnvilNode;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "chaingate-watchdog-"));
+  node = await startAnvil({ chainId: 1001, dir, blockTime: 0, logger: pino({ level: "silent" }) });
+});
+afterAll(async () => {
+  await node?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const signed = (nonce: number) =>
+  privateKeyToAccount(DEV_PRIVATE_KEY).signTransaction({
+    type: "eip1559",
+    chainId: 1001,
+    nonce,
+    gas: 21_000n,
+    maxFeePerGas: 10_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+    to: DEV_ACCOUNT_2,
+    value: 1n,
+  });
+
+/**
+ * The fault replayed: the node says it automines, yet a ready transaction sits in its pool. Behind
+ * this proxy anvil's automine is off (so nothing takes the transaction), and the proxy answers
+ * anvil_getAutomine as the racing node would: true. Everything else is anvil's own answer.
+ */
+async function racingNode(target: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (c: Buffer) => chunks.push(c));
+    request.on("end", () => {
+      const body = Buffer.concat(chunks).toString();
+      const { id, method } = JSON.parse(body) as { id: number; method: string };
+      if (method === "anvil_getAutomine") {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify({ jsonrpc: "2.0", id, result: true }));
+        return;
+      }
+      fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
+        .then(async (answer) => {
+          response.writeHead(answer.status, { "content-type": "application/json" });
+          response.end(await answer.text());
+        })
+        .catch(() => response.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+it("a node whose automine is off on purpose is left alone", async () => {
+  await nodeCall(node.url, "evm_setAutomine", [false]);
+  const hash = (await nodeCall(node.url, "eth_sendRawTransaction", [await signed(0)])) as string;
+  const stop = startAutomineWatchdog({ url: node.url, logger: pino({ level: "silent" }), intervalMs: 50 });
+  try {
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await nodeCall(node.url, "eth_getTransactionReceipt", [hash])).toBeNull();
+  } finally {
+    stop();
+    // Leave the pool empty for the next test: mine what is there by hand.
+    await nodeCall(node.url, "evm_mine");
+  }
+});
+
+it("a ready transaction the automining node left in its pool is mined; a gapped one is left waiting", async () => {
+  const proxy = await racingNode(node.url);
+  await nodeCall(node.url, "evm_setAutomine", [false]);
+  const ready = (await nodeCall(node.url, "eth_sendRawTransaction", [await signed(1)])) as string;
+  const gapped = (await nodeCall(node.url, "eth_sendRawTransaction", [await signed(5)])) as string;
+  const lines: string[] = [];
+  const stop = startAutomineWatchdog({
+    url: proxy.url,
+    logger: pino({ level: "warn" }, { write: (line: string) => void lines.push(line) }),
+    intervalMs: 100,
+  });
+  try {
+    expect(
+      await waitUntil(
+        async () => (await nodeCall(node.url, "eth_getTransactionReceipt", [ready])) !== null,
+        30_000,
+      ),
+    ).toBe(true);
+    expect(lines.some((l) => l.includes("unmined"))).toBe(true);
+    // Blocks mined for the ready one leave the gapped one in the pool, as a real node would.
+    expect(await nodeCall(node.url, "eth_getTransactionReceipt", [gapped])).toBeNull();
+    expect(await nodeCall(node.url, "txpool_status")).toMatchObject({ pending: "0x0", queued: "0x1" });
+  } finally {
+    stop();
+    await proxy.close();
+  }
+});
