@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { parseTransaction, recoverMessageAddress, recoverTransactionAddress } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { connect } from "../test-support/abuse-helpers.js";
 import { type Envelope, receiptOf, result } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
@@ -249,6 +250,67 @@ describeEachStore("custody signer methods", (target) => {
     const again = await rpc(rt, "eth_sendTransaction", [sendTx(address)], key);
     expect(again.result).toBe(first.result);
     expect(await recorded(rt, address)).toBe(1);
+  });
+
+  it("in a batch and over the WebSocket the signer methods answer the same; a batch's Idempotency-Key is per call id", async () => {
+    const { addresses } = await newWallet(rt);
+    const address = addresses[0]!;
+    const key = `batch-${randomBytes(4).toString("hex")}`;
+    const batch = () =>
+      rt.post(
+        "/",
+        [
+          { jsonrpc: "2.0", id: 1, method: "personal_unlockAccount", params: [address, PASSWORD, 600] },
+          { jsonrpc: "2.0", id: 2, method: "eth_accounts", params: [] },
+        ],
+        {},
+      );
+    const first = (await batch()).json as Envelope[];
+    expect(first.find((a) => a.id === 1)?.result).toBe(true);
+    expect(first.find((a) => a.id === 2)?.result).toContain(address);
+    const sends = () =>
+      rt.post(
+        "/",
+        [
+          { jsonrpc: "2.0", id: "a", method: "eth_sendTransaction", params: [sendTx(address, "0x1")] },
+          { jsonrpc: "2.0", id: "b", method: "eth_sendTransaction", params: [sendTx(address, "0x1")] },
+        ],
+        { "Idempotency-Key": key },
+      );
+    const once = (await sends()).json as Envelope[];
+    const twice = (await sends()).json as Envelope[];
+    // Two calls of one batch with the same body are two transactions; the retried batch sends nothing new.
+    expect(new Set(once.map((a) => a.result)).size).toBe(2);
+    expect(twice.map((a) => a.result).sort()).toEqual(once.map((a) => a.result).sort());
+    expect(await recorded(rt, address)).toBe(2);
+
+    const client = await connect(rt);
+    try {
+      const accounts = (await client.call("eth_accounts")) as Envelope;
+      expect(accounts.result).toContain(address);
+      const sent = (await client.call("eth_sendTransaction", [sendTx(address, "0x3")])) as Envelope;
+      expect(sent.error).toBeUndefined();
+      expect((await receiptOf(rt, sent.result as string)).status).toBe("0x1");
+      const signature = (await client.call("personal_sign", ["0x68690a", address])) as Envelope;
+      expect(
+        await recoverMessageAddress({
+          message: { raw: "0x68690a" },
+          signature: signature.result as `0x${string}`,
+        }),
+      ).toBe(address);
+    } finally {
+      client.socket.close();
+    }
+  });
+
+  it("wrong unlock passwords lock the wallet like any other unlock: the 7th guess is refused without a try", async () => {
+    const { addresses } = await newWallet(rt);
+    const codes: unknown[] = [];
+    for (let i = 0; i < 7; i++) {
+      codes.push((await rpc(rt, "personal_unlockAccount", [addresses[0], `wrong-${i}`, 60])).error?.data);
+    }
+    expect(codes.slice(0, 6).every((d) => (d as { code: string }).code === "WRONG_PASSWORD")).toBe(true);
+    expect(codes[6]).toMatchObject({ code: "WALLET_LOCKED" });
   });
 
   it("after a restart unlocks are gone", async () => {
