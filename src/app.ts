@@ -147,7 +147,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.get(
     "/metrics",
-    { schema: { tags: ["Operations"], summary: "Prometheus metrics (text exposition format)" } },
+    {
+      schema: {
+        tags: ["Operations"],
+        summary: "Prometheus metrics (text exposition format)",
+        operationId: "metrics",
+      },
+    },
     async (_request, reply) =>
       reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()),
   );

@@ -15,7 +15,7 @@ declare module "fastify" {
 }
 
 /** Health, the docs (also as /openapi.json) and the console's static files: none of them carries data. */
-const OPEN_PATHS = ["/healthz", "/readyz", "/docs", "/openapi.json", "/console"];
+const OPEN_PATHS = ["/healthz", "/readyz", "/docs", "/openapi.json", "/console", "/favicon.ico"];
 
 function isOpen(url: string): boolean {
   const path = url.split("?")[0] ?? url;

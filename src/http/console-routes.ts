@@ -7,6 +7,7 @@ const FILES: Record<string, string> = {
   "index.html": "text/html; charset=utf-8",
   "console.js": "text/javascript; charset=utf-8",
   "console.css": "text/css; charset=utf-8",
+  "favicon.svg": "image/svg+xml",
 };
 
 export const consoleRoutes: FastifyPluginAsync = async (app) => {
@@ -15,6 +16,13 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
     Object.entries(FILES).map(([name, type]) => [name, { type, body: readFileSync(new URL(name, root)) }]),
   );
   const serve = (name: string) => files.get(name)!;
+  // Browsers ask for /favicon.ico whatever the page says; an SVG answers it.
+  app.get("/favicon.ico", { schema: { hide: true } }, async (_request, reply) =>
+    reply
+      .type(serve("favicon.svg").type)
+      .header("cache-control", "max-age=86400")
+      .send(serve("favicon.svg").body),
+  );
   app.get<{ Params: { file?: string } }>(
     "/console/:file?",
     { schema: { hide: true } },

@@ -34,6 +34,7 @@ export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (
       schema: {
         tags: ["Operations"],
         summary: "Liveness: the process answers",
+        operationId: "healthz",
         response: { 200: Type.Object({ status: Type.Literal("ok"), uptime_seconds: Type.Number() }) },
       },
     },
@@ -45,6 +46,7 @@ export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (
     {
       schema: {
         tags: ["Operations"],
+        operationId: "readyz",
         summary: "Readiness: every chain has a healthy upstream and the home chain is synced (503 otherwise)",
         description:
           "Computed in the background (each upstream's head poll and one eth_syncing per chain a second), never by a node call per request.",

@@ -59,6 +59,7 @@ export const networkRoutes: FastifyPluginAsync<NetworkRoutesOptions> = async (ap
     {
       schema: {
         tags: ["Operations"],
+        operationId: "network",
         summary:
           "Chains and their upstreams: health, head, lag and latency, as the gateway last measured them",
         response: { 200: Network },

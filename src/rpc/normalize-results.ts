@@ -14,7 +14,14 @@ function standardReceipt(receipt: unknown): unknown {
   return rest;
 }
 
+/** The spec's envelope carries the protocol version as a string; anvil answers a bare JSON number. */
+const quantityText = (result: unknown): unknown =>
+  typeof result === "number" && Number.isSafeInteger(result) && result >= 0
+    ? `0x${result.toString(16)}`
+    : result;
+
 export const RESULT_NORMALIZERS: Readonly<Record<string, (result: unknown) => unknown>> = {
   eth_getTransactionReceipt: standardReceipt,
+  eth_protocolVersion: quantityText,
   eth_getBlockReceipts: (result) => (Array.isArray(result) ? result.map(standardReceipt) : result),
 };

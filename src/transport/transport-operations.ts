@@ -85,6 +85,18 @@ export function transportOperations({
       run: (input, context) => sendToken(input, context.owner),
     }),
     defineOperation({
+      path: "transport_token",
+      tag: "Token Management",
+      summary:
+        "Alias of /trasport_token (the spec's spelling), for callers who spell it correctly; same body and answer",
+      description:
+        "Burns on the source chain; chaingate's relayer mints on the destination, once. Answers transport_id and " +
+        "the source tx_hash; follow it with list_all_transports.",
+      params: Type.Object(tokenFields, { additionalProperties: false, title: "Token transport" }),
+      signs: true,
+      run: (input, context) => sendToken(input, context.owner),
+    }),
+    defineOperation({
       path: "transport_token_with_data",
       tag: "Token Management",
       summary:

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { native } from "../test-support/chain-helpers.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+
+interface OpenApi {
+  info: { license?: { name: string } };
+  servers?: { url: string }[];
+  components?: { securitySchemes?: Record<string, { type: string; scheme?: string }> };
+  security?: Record<string, string[]>[];
+  tags: { name: string }[];
+  paths: Record<string, Record<string, { operationId?: string; tags?: string[] }>>;
+}
+
+let rt: TestRuntime;
+let doc: OpenApi;
+beforeAll(async () => {
+  rt = await startTestRuntime();
+  doc = (await (await fetch(`${rt.url}/openapi.json`)).json()) as OpenApi;
+});
+afterAll(async () => {
+  await rt?.close();
+});
+
+it("the OpenAPI document declares its bearer scheme (optional), a server, a licence and every tag it uses", () => {
+  expect(doc.components?.securitySchemes?.apiKey).toMatchObject({ type: "http", scheme: "bearer" });
+  expect(doc.security).toEqual([{}, { apiKey: [] }]);
+  expect(doc.servers?.[0]?.url).toBe("/");
+  expect(doc.info.license?.name).toBeTruthy();
+  const declared = new Set(doc.tags.map((t) => t.name));
+  const used = new Set(
+    Object.values(doc.paths).flatMap((methods) => Object.values(methods).flatMap((op) => op.tags ?? [])),
+  );
+  expect([...used].filter((tag) => !declared.has(tag))).toEqual([]);
+});
+
+it("every operation has a unique operationId", () => {
+  const ids = Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => op.operationId ?? `(none: ${method} ${path})`),
+  );
+  expect(ids.filter((id) => id.startsWith("(none"))).toEqual([]);
+  expect(new Set(ids).size).toBe(ids.length);
+});
+
+it("/transport_token is an alias of the spec's /trasport_token: both documented, both validate alike", async () => {
+  expect(doc.paths["/trasport_token"]?.post).toBeDefined();
+  expect(doc.paths["/transport_token"]?.post).toBeDefined();
+  const [spec, alias] = await Promise.all(
+    ["/trasport_token", "/transport_token"].map(async (path) => (await rt.post(path, { params: [{}] })).json),
+  );
+  expect((alias as { error: { code: number; message: string } }).error).toEqual(
+    (spec as { error: { code: number; message: string } }).error,
+  );
+});
+
+it("eth_protocolVersion answers a string, as the spec's envelope carries it", async () => {
+  expect(typeof (await native(rt, "eth_protocolVersion")).result).toBe("string");
+});
+
+it("/favicon.ico is an icon, not a 404", async () => {
+  const icon = await fetch(`${rt.url}/favicon.ico`);
+  expect(icon.status).toBe(200);
+  expect(icon.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
+  expect(await icon.text()).toContain("<svg");
+});
