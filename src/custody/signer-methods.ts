@@ -1,8 +1,8 @@
 /** The standard signer methods (eth_accounts, eth_sign, eth_sendTransaction, ...) served from custody wallets. */
 import type { Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { invalidParams } from "../errors/rpc-errors.js";
 import type { FilterService } from "../filters/filter-service.js";
-import { invalidParams } from "../rpc/rpc-errors.js";
 import type { FeeOracle } from "../tx/fee-oracle.js";
 import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
 import type { SignedOperation, TransactionPipeline } from "../tx/transaction-pipeline.js";

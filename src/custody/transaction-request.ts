@@ -1,6 +1,6 @@
 /** The standard transaction object of eth_sendTransaction / eth_signTransaction, read into the pipeline's terms. */
 import { type AccessList, getAddress, type Hex } from "viem";
-import { invalidParams } from "../rpc/rpc-errors.js";
+import { invalidParams } from "../errors/rpc-errors.js";
 import type { Fees } from "../tx/fee-oracle.js";
 
 /** As the method table's schema admits it (hex quantities, 0x data). */

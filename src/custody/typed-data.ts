@@ -1,6 +1,6 @@
 /** EIP-712 documents from eth_signTypedData_v4: parsed, checked, and made ready for viem. */
 import { type TypedDataDefinition, validateTypedData } from "viem";
-import { invalidParams } from "../rpc/rpc-errors.js";
+import { invalidParams } from "../errors/rpc-errors.js";
 
 type Fields = readonly { name: string; type: string }[];
 type Types = Record<string, Fields>;

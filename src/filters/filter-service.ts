@@ -1,5 +1,5 @@
 /** Gateway-owned filters: state lives in the store, so any instance and any upstream can answer a poll. */
-import { filterNotFound } from "../rpc/rpc-errors.js";
+import { filterNotFound } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";

@@ -1,6 +1,6 @@
 /** Reads request bodies as JSON text ourselves, so malformed input becomes our error shape, not Fastify's. */
 import type { FastifyRequest } from "fastify";
-import { parseError } from "../rpc/rpc-errors.js";
+import { parseError } from "../errors/rpc-errors.js";
 
 /** Deeper than any real JSON-RPC call; bounds the recursion of everything that walks a body later. */
 export const MAX_JSON_DEPTH = 64;

@@ -3,13 +3,13 @@ import { Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { FastifyPluginAsync } from "fastify";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { invalidParams } from "../errors/rpc-errors.js";
+import type { Operation } from "../operations/operation.js";
 import { errorText, readNativeRequest, resultText, salvageId } from "../rpc/envelope.js";
 import { RequestIdSchema, ResponseEnvelopeSchema } from "../rpc/envelope-schemas.js";
-import { invalidParams } from "../rpc/rpc-errors.js";
 import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
 import { ownerOf } from "./access-control.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
-import type { Operation } from "./operation.js";
 
 export interface OperationRoutesOptions {
   operations: readonly Operation[];

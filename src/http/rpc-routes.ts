@@ -3,6 +3,7 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { invalidRequest } from "../errors/rpc-errors.js";
 import { limitExceeded } from "../filters/log-query.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
 import {
@@ -20,7 +21,6 @@ import {
   ResponseEnvelopeSchema,
 } from "../rpc/envelope-schemas.js";
 import { METHODS } from "../rpc/method-table.js";
-import { invalidRequest } from "../rpc/rpc-errors.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { ownerOf, tenantOf } from "./access-control.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";

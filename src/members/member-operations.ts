@@ -1,8 +1,8 @@
 /** The Members group's rows in the operation table: register_new_member and list_all_members. */
 import { Type } from "@sinclair/typebox";
-import { defineOperation, type Operation } from "../http/operation.js";
-import { ChainIdField } from "../tx/signed-input.js";
-import { parseAddress } from "../tx/transaction-service.js";
+import { defineOperation, type Operation } from "../operations/operation.js";
+import { parseAddress } from "../operations/parse-input.js";
+import { ChainIdField } from "../operations/signed-input.js";
 import { parseChainSelector } from "../upstream/chain-registry.js";
 import { MEMBER_ROLES, MEMBER_STATUSES, type MemberService } from "./member-service.js";
 

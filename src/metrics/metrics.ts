@@ -3,9 +3,9 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 import type { SubscriptionHub } from "../filters/subscription-hub.js";
 import type { KeyDeriver } from "../keys/kdf.js";
 import { METHODS_BY_NAME } from "../rpc/method-table.js";
+import type { ResponseCache } from "../rpc/response-cache.js";
 import type { Store } from "../store/database.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
-import type { ResponseCache } from "../upstream/response-cache.js";
 import type { UpstreamStats } from "../upstream/upstream-pool.js";
 
 export interface MetricsSources {

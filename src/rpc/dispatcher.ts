@@ -1,15 +1,15 @@
 /** Executes one JSON-RPC call on a chain: look up the method row, validate, then answer or forward. */
 import { keccak256 } from "viem";
+import { methodNotFound, NodeRpcError } from "../errors/rpc-errors.js";
 import type { LogCriteria } from "../filters/filter-criteria.js";
 import type { FilterService } from "../filters/filter-service.js";
 import type { LogQuery } from "../filters/log-query.js";
 import type { FairGate } from "../keys/fair-gate.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import type { JsonText, ResponseCache } from "../upstream/response-cache.js";
 import { type MethodPolicy, methodDenied } from "./method-policy.js";
 import { METHODS, METHODS_BY_NAME } from "./method-table.js";
 import { RESULT_NORMALIZERS } from "./normalize-results.js";
-import { methodNotFound, NodeRpcError } from "./rpc-errors.js";
+import type { JsonText, ResponseCache } from "./response-cache.js";
 import { compileParams, type ParamsValidator } from "./validate-params.js";
 
 export interface DispatcherDeps {

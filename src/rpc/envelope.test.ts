@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { NodeRpcError } from "../errors/rpc-errors.js";
 import { parseJsonText } from "../http/json-body.js";
 import { parseChainSelector } from "../upstream/chain-registry.js";
 import { errorText, readNativeRequest, readRpcRequest, resultText } from "./envelope.js";
-import { NodeRpcError } from "./rpc-errors.js";
 
 function outcome(fn: () => unknown): "ok" | number {
   try {

@@ -1,8 +1,8 @@
 /** Compiles a method's parameter list into a validator that names the expected shape on failure. */
 import type { TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
+import { invalidParams } from "../errors/rpc-errors.js";
 import type { MethodSpec } from "./method-table.js";
-import { invalidParams } from "./rpc-errors.js";
 
 export type ParamsValidator = (params: unknown) => unknown[];
 

@@ -1,6 +1,6 @@
 /** Newest-first paging by (created_at, id) with an opaque cursor, shared by the listing operations. */
 import { type Expression, type SqlBool, sql } from "kysely";
-import { invalidParams } from "../rpc/rpc-errors.js";
+import { invalidParams } from "../errors/rpc-errors.js";
 
 export interface CursorPosition {
   created_at: number;

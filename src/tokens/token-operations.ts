@@ -2,9 +2,9 @@
 import { Type } from "@sinclair/typebox";
 import type { Abi, Hex } from "viem";
 import { badRequest } from "../errors/chaingate-error.js";
-import { defineOperation, type Operation } from "../http/operation.js";
-import { SignerFields, unlockSigner } from "../tx/signed-input.js";
-import { parseAddress } from "../tx/transaction-service.js";
+import { defineOperation, type Operation } from "../operations/operation.js";
+import { parseAddress } from "../operations/parse-input.js";
+import { SignerFields, unlockSigner } from "../operations/signed-input.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import { toUint, UintField } from "./amounts.js";

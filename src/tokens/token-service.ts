@@ -6,7 +6,7 @@ import { codeAt, readContract } from "../contracts/chain-calls.js";
 import { explainRevert } from "../contracts/contract-errors.js";
 import { type SystemContracts, type TokenIdentity, tokenAddress } from "../contracts/system-contracts.js";
 import { badRequest } from "../errors/chaingate-error.js";
-import type { Signer } from "../tx/signed-input.js";
+import type { Signer } from "../operations/signed-input.js";
 import type { SignedOperation, Submitted, TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { Chain } from "../upstream/chain-registry.js";
 

@@ -1,12 +1,12 @@
 /** The Token Management rows that cross chains: the three transports and list_all_transports. */
 import { Type } from "@sinclair/typebox";
 import type { Hex } from "viem";
-import { defineOperation, type Operation } from "../http/operation.js";
+import { defineOperation, type Operation } from "../operations/operation.js";
+import { parseAddress } from "../operations/parse-input.js";
+import { ChainIdField, SignerFields, unlockSigner } from "../operations/signed-input.js";
 import type { Store } from "../store/database.js";
 import { UintField } from "../tokens/amounts.js";
 import { AddressField, amountOrId } from "../tokens/token-operations.js";
-import { ChainIdField, SignerFields, unlockSigner } from "../tx/signed-input.js";
-import { parseAddress } from "../tx/transaction-service.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import { parseChainSelector } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";

@@ -4,12 +4,12 @@ import { encodeFunctionData, type Hex, keccak256, toHex } from "viem";
 import { MessageEndpoint } from "../contracts/artifacts.generated.js";
 import type { SystemContracts } from "../contracts/system-contracts.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { unknownChain } from "../errors/rpc-errors.js";
 import type { MemberService } from "../members/member-service.js";
-import { unknownChain } from "../rpc/rpc-errors.js";
+import type { Signer } from "../operations/signed-input.js";
 import type { Store } from "../store/database.js";
 import type { TransportKind } from "../store/schema.js";
 import type { TokenService } from "../tokens/token-service.js";
-import type { Signer } from "../tx/signed-input.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import { newTransportRow, type SentTransport } from "./transport-row.js";
 

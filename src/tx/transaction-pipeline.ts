@@ -4,7 +4,7 @@ import type { Transaction } from "kysely";
 import type { Logger } from "pino";
 import { type AccessList, type Hex, keccak256, type LocalAccount, type TransactionSerializable } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { NodeRpcError } from "../rpc/rpc-errors.js";
+import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";

@@ -1,7 +1,7 @@
 /** Follows every signed transaction to its receipt and confirmations; resends what the node lost. */
 import type { Logger } from "pino";
 import type { Hex, LocalAccount } from "viem";
-import { NodeRpcError } from "../rpc/rpc-errors.js";
+import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";

@@ -1,5 +1,5 @@
 /** list_all_transfers as a row of the operation table (JSON-RPC envelope in and out). */
-import { defineOperation, type Operation } from "../http/operation.js";
+import { defineOperation, type Operation } from "../operations/operation.js";
 import type { Store } from "../store/database.js";
 import { listTransfers, type TransferFilter } from "./list-transfers.js";
 import { TransferFilterSchema } from "./transaction-schemas.js";

@@ -1,7 +1,7 @@
 /** Errors of the transaction pipeline, translated from node answers where they enter our code. */
 import { decodeErrorResult, type Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import type { NodeRpcError } from "../rpc/rpc-errors.js";
+import type { NodeRpcError } from "../errors/rpc-errors.js";
 
 /** JSON-RPC codes for pipeline failures inside envelopes (token and member operations). */
 export const RPC_TX_REJECTED = -32010;

@@ -1,5 +1,5 @@
 /** The configured chains by id, and the rule that picks one from a request's `chain_id` or `X-Chain-Id`. */
-import { invalidRequest, unknownChain } from "../rpc/rpc-errors.js";
+import { invalidRequest, unknownChain } from "../errors/rpc-errors.js";
 import type { HeadTracker } from "./head-tracker.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 

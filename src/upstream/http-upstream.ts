@@ -1,7 +1,7 @@
 /** One node reached over HTTP: sends JSON-RPC calls and sorts failures into faults and answers. */
 import { Pool } from "undici";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { NodeRpcError, upstreamUnavailable } from "../rpc/rpc-errors.js";
+import { NodeRpcError, upstreamUnavailable } from "../errors/rpc-errors.js";
 
 export interface UpstreamCall {
   method: string;

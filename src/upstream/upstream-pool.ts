@@ -1,6 +1,6 @@
 /** The nodes of one chain: picks a healthy one per call and fails over only on faults. */
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { upstreamUnavailable } from "../rpc/rpc-errors.js";
+import { upstreamUnavailable } from "../errors/rpc-errors.js";
 import { HttpUpstream, type UpstreamCall } from "./http-upstream.js";
 
 /**

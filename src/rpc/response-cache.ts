@@ -1,5 +1,5 @@
 /** Finality-aware answers cache with in-flight coalescing; answers are kept as JSON text, ready to send. */
-import type { MethodSpec } from "../rpc/method-table.js";
+import type { MethodSpec } from "./method-table.js";
 
 /** A result already serialised; the envelope writer splices it in without stringifying again. */
 export class JsonText {

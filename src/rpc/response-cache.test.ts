@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { METHODS_BY_NAME } from "../rpc/method-table.js";
 import { devSend, mine, receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { METHODS_BY_NAME } from "./method-table.js";
 import { ResponseCache } from "./response-cache.js";
 
 const spec = (name: string) => METHODS_BY_NAME.get(name)!;

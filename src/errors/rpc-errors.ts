@@ -1,5 +1,5 @@
 /** JSON-RPC error constructors with the standard codes (and node errors passed through unchanged). */
-import { ChaingateError } from "../errors/chaingate-error.js";
+import { ChaingateError } from "./chaingate-error.js";
 
 export const RPC_PARSE_ERROR = -32700;
 export const RPC_INVALID_REQUEST = -32600;

@@ -1,0 +1,76 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, normalize, relative } from "node:path";
+import { expect, it } from "vitest";
+
+/**
+ * The folders of src/, lowest first: a folder may import from folders before it, never after it.
+ * This list is the one place the order is written; a new folder must be placed in it.
+ * (test-support/ and tests are outside the layers: they may import anything.)
+ */
+const LAYERS = [
+  "errors",
+  "config",
+  "logging",
+  "store",
+  "keys",
+  "upstream",
+  "devnet",
+  "filters",
+  "rpc",
+  "wallets",
+  "operations",
+  "tx",
+  "contracts",
+  "members",
+  "tokens",
+  "transport",
+  "custody",
+  "auth",
+  "metrics",
+  "http",
+  // src/app.ts, runtime.ts and main.ts: the composition root, above everything.
+  ".",
+] as const;
+
+const SRC = new URL(".", import.meta.url).pathname;
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === "test-support" ? [] : sources(path);
+    return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [path] : [];
+  });
+}
+
+const folderOf = (file: string): string => {
+  const parts = relative(SRC, file).split("/");
+  return parts.length > 1 ? parts[0]! : ".";
+};
+
+it("no folder imports from a folder above it (the layer order is in LAYERS)", () => {
+  const uphill: string[] = [];
+  const unplaced = new Set<string>();
+  for (const file of sources(SRC)) {
+    const from = folderOf(file);
+    const rank = LAYERS.indexOf(from as (typeof LAYERS)[number]);
+    if (rank < 0) unplaced.add(from);
+    const text = readFileSync(file, "utf8");
+    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) {
+      const to = folderOf(normalize(join(dirname(file), match[1]!)));
+      if (to === from) continue;
+      const target = LAYERS.indexOf(to as (typeof LAYERS)[number]);
+      if (target < 0) unplaced.add(to);
+      else if (target > rank) uphill.push(`${relative(SRC, file)} imports ${match[1]} (${from} -> ${to})`);
+    }
+  }
+  expect([...unplaced], "folders missing from LAYERS").toEqual([]);
+  expect(uphill).toEqual([]);
+});
+
+it("the check sees an uphill import when there is one", () => {
+  // Guards the guard: a store file importing http must be caught by the same reading.
+  const sample = 'import { x } from "../http/app.js";';
+  const [match] = [...sample.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)];
+  const to = folderOf(normalize(join(join(SRC, "store"), match![1]!)));
+  expect(LAYERS.indexOf(to as (typeof LAYERS)[number])).toBeGreaterThan(LAYERS.indexOf("store"));
+});
