@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyStore } from "../src/auth/api-keys.js";
+import { devSend } from "../src/test-support/chain-helpers.js";
 import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
 
 const CHROMIUM = inject("chromiumPath");
@@ -188,7 +189,11 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
       expect(html).not.toContain("ciphertext");
     }
 
-    // The live feed shows new blocks from the WebSocket.
+    // The live feed shows new blocks from the WebSocket: a new home block is on its way to it.
+    await page.goto(`${rt.url}/console/#/network`);
+    await page.waitForSelector("#feed");
+    await devSend(rt, { to: RECIPIENT, value: "0x1" });
+    await page.waitForSelector("#feed li", { timeout: 60_000 });
     expect(await page.locator("#feed li").count()).toBeGreaterThan(0);
 
     // An upstream dies: the network page says so.
