@@ -6,6 +6,7 @@ import type { KeyRing } from "./auth/key-ring.js";
 import type { Config } from "./config/config.js";
 import type { CustodyAccounts } from "./custody/custody-accounts.js";
 import type { SignerMethods } from "./custody/signer-methods.js";
+import { ChaingateError } from "./errors/chaingate-error.js";
 import { methodNotFound } from "./errors/rpc-errors.js";
 import type { FilterService } from "./filters/filter-service.js";
 import type { LogQuery } from "./filters/log-query.js";
@@ -135,6 +136,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logs: deps.logs,
     cache: deps.cache,
     signer: deps.signer,
+    beforeSigning: (context) => {
+      const limiter =
+        context.owner === null || context.owner === undefined
+          ? deps.limiters.withoutKeys
+          : deps.limiters.withKeys;
+      const taken = limiter.take(context.tenant, "sign");
+      if (!taken.ok) {
+        throw new ChaingateError(`too many sign requests; retry in ${taken.retryAfterSeconds} s`, {
+          code: "RATE_LIMITED",
+          status: 429,
+          rpcCode: -32005,
+          retryable: true,
+          data: { retry_after_seconds: taken.retryAfterSeconds },
+        });
+      }
+    },
     onCall: (method, ok) => deps.metrics.observeRpcCall(method, ok),
     policy: methodPolicy(config.allowMethods, config.denyMethods),
     upstreamGate: new FairGate({

@@ -26,6 +26,11 @@ export interface DispatcherDeps {
       context: { owner: string | null; idempotencyKey?: string | undefined },
     ): Promise<unknown>;
   };
+  /**
+   * Called before every signature (the custody methods): throws when the caller's "sign" budget is
+   * spent, so a batch of 100 signatures costs 100 tokens, not one request's.
+   */
+  beforeSigning?: (context: CallContext) => void;
   /** Told the outcome of every call (metrics). */
   onCall?: (method: string, ok: boolean) => void;
   /** Methods the operator allows; absent: all of the table. */
@@ -52,6 +57,9 @@ function observedHead(method: string, result: unknown): number | undefined {
   }
   return undefined;
 }
+
+/** Custody methods that neither sign nor derive a key: outside the "sign" budget. */
+const NOT_SIGNING = new Set(["eth_accounts", "personal_lockAccount"]);
 
 /** Node messages that mean "this exact transaction is already in the pool": success for a resend. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
@@ -107,6 +115,7 @@ export class RpcDispatcher {
     if (spec.handler === "filters")
       return fair(() => this.deps.filters.handle(chain, method, checked, context.tenant));
     if (spec.handler === "custody") {
+      if (!NOT_SIGNING.has(method)) this.deps.beforeSigning?.(context);
       try {
         return await this.deps.signer.handle(chain, method, checked, {
           owner: context.owner ?? null,
