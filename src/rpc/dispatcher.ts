@@ -1,5 +1,6 @@
 /** Executes one JSON-RPC call on a chain: look up the method row, validate, then answer or forward. */
 import { keccak256 } from "viem";
+import { classifyNodeError } from "../errors/node-errors.js";
 import { methodNotFound, NodeRpcError } from "../errors/rpc-errors.js";
 import type { LogCriteria } from "../filters/filter-criteria.js";
 import type { FilterService } from "../filters/filter-service.js";
@@ -60,9 +61,6 @@ function observedHead(method: string, result: unknown): number | undefined {
 
 /** Custody methods that neither sign nor derive a key: outside the "sign" budget. */
 const NOT_SIGNING = new Set(["eth_accounts", "personal_lockAccount"]);
-
-/** Node messages that mean "this exact transaction is already in the pool": success for a resend. */
-const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
 
 /** Who is calling: the tenant whose filters and quotas apply (API key id, or `ip:<address>` without keys). */
 export interface CallContext {
@@ -153,7 +151,8 @@ async function sendRaw(chain: Chain, raw: `0x${string}`): Promise<unknown> {
     return await chain.pool.call({ method: "eth_sendRawTransaction", params: [raw] });
   } catch (error) {
     // After a failover the same bytes may already be in the pool: the client's send did succeed.
-    if (error instanceof NodeRpcError && ALREADY_KNOWN.test(error.message)) return keccak256(raw);
+    if (error instanceof NodeRpcError && classifyNodeError(error.message) === "already_known")
+      return keccak256(raw);
     throw error;
   }
 }

@@ -1,13 +1,12 @@
 /** Errors of the transaction pipeline, translated from node answers where they enter our code. */
 import { decodeErrorResult, type Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { classifyNodeError } from "../errors/node-errors.js";
 import type { NodeRpcError } from "../errors/rpc-errors.js";
 
 /** JSON-RPC codes for pipeline failures inside envelopes (token and member operations). */
 export const RPC_TX_REJECTED = -32010;
 export const RPC_TX_UNAVAILABLE = -32011;
-
-const INSUFFICIENT_FUNDS = /insufficient funds|exceeds balance|insufficient balance/i;
 
 /** The revert reason of an Error(string) or Panic(uint256) payload, when it is one. */
 export function revertReason(data: unknown): string | undefined {
@@ -24,7 +23,7 @@ export function revertReason(data: unknown): string | undefined {
 
 /** Why a transaction cannot be built: the node's answer to the estimate, as a 422 with its data. */
 export function estimationFailed(error: NodeRpcError): ChaingateError {
-  if (INSUFFICIENT_FUNDS.test(error.message)) {
+  if (classifyNodeError(error.message) === "insufficient_funds") {
     return new ChaingateError(`Insufficient funds: ${error.message}`, {
       code: "INSUFFICIENT_FUNDS",
       status: 422,
@@ -52,7 +51,7 @@ export function estimationFailed(error: NodeRpcError): ChaingateError {
 
 /** The node refused the signed transaction for a reason another send would not change. */
 export function sendRejected(error: NodeRpcError): ChaingateError {
-  const funds = INSUFFICIENT_FUNDS.test(error.message);
+  const funds = classifyNodeError(error.message) === "insufficient_funds";
   return new ChaingateError(`${funds ? "Insufficient funds" : "Transaction rejected"}: ${error.message}`, {
     code: funds ? "INSUFFICIENT_FUNDS" : "TRANSACTION_REJECTED",
     status: 422,
@@ -72,11 +71,8 @@ export function nodeUnavailable(detail: string, data?: Record<string, unknown>):
 }
 
 export const isNonceConflict = (e: NodeRpcError): boolean =>
-  /nonce too low|nonce has already been used|already used|replacement transaction underpriced|nonce.*(lower|behind)/i.test(
-    e.message,
-  );
-export const isAlreadyKnown = (e: NodeRpcError): boolean =>
-  /already known|known transaction|already imported|already exists/i.test(e.message);
+  classifyNodeError(e.message) === "nonce_conflict";
+export const isAlreadyKnown = (e: NodeRpcError): boolean => classifyNodeError(e.message) === "already_known";
 
 /** A client's own nonce that is not the ledger's next: sending it would wait behind a gap or collide. */
 export function nonceNotNext(given: number, next: number): ChaingateError {
