@@ -108,3 +108,39 @@ it("a ready transaction the automining node left in its pool is mined; a gapped 
     await proxy.close();
   }
 });
+
+it("a sender whose next nonce anvil left in 'queued' gets its pool sent again, same bytes, and it is mined", async () => {
+  await nodeCall(node.url, "evm_setAutomine", [true]);
+  const account = privateKeyToAccount(DEV_PRIVATE_KEY);
+  // The earlier test's gapped transaction goes: this one starts from an empty pool.
+  await nodeCall(node.url, "anvil_removePoolTransactions", [account.address]);
+  const next = Number(
+    BigInt((await nodeCall(node.url, "eth_getTransactionCount", [account.address, "latest"])) as string),
+  );
+  // The fault replayed: the sender's next transaction sits in "queued" and nothing promotes it
+  // (anvil_setNonce moves the account past the gap without telling the pool, as the race does).
+  const first = (await nodeCall(node.url, "eth_sendRawTransaction", [await signed(next + 1)])) as string;
+  const second = (await nodeCall(node.url, "eth_sendRawTransaction", [await signed(next + 2)])) as string;
+  await nodeCall(node.url, "anvil_setNonce", [account.address, `0x${(next + 1).toString(16)}`]);
+  expect(await nodeCall(node.url, "txpool_status")).toMatchObject({ pending: "0x0", queued: "0x2" });
+  const lines: string[] = [];
+  const stop = startAutomineWatchdog({
+    url: node.url,
+    logger: pino({ level: "warn" }, { write: (line: string) => void lines.push(line) }),
+    intervalMs: 100,
+  });
+  try {
+    for (const hash of [first, second]) {
+      expect(
+        await waitUntil(
+          async () => (await nodeCall(node.url, "eth_getTransactionReceipt", [hash])) !== null,
+          30_000,
+        ),
+        hash,
+      ).toBe(true);
+    }
+    expect(lines.some((l) => l.includes("unpromoted"))).toBe(true);
+  } finally {
+    stop();
+  }
+});

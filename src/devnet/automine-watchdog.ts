@@ -1,5 +1,6 @@
-/** Mines a block when an automining anvil leaves ready transactions in its pool (an anvil race under load). */
+/** Repairs what an automining anvil's pool gets wrong under a burst: ready transactions it neither mines nor promotes. */
 import type { Logger } from "pino";
+import { type Hex, keccak256, serializeTransaction, type TransactionSerializable } from "viem";
 
 export interface AutomineWatchdogOptions {
   url: string;
@@ -7,58 +8,145 @@ export interface AutomineWatchdogOptions {
   intervalMs?: number;
 }
 
-async function call(url: string, method: string): Promise<unknown> {
+async function call(url: string, method: string, params: unknown[] = []): Promise<unknown> {
   const response = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }),
-    signal: AbortSignal.timeout(5_000),
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    signal: AbortSignal.timeout(10_000),
   });
   const body = (await response.json()) as { result?: unknown; error?: { message: string } };
   if (body.error) throw new Error(body.error.message);
   return body.result;
 }
 
+interface PoolTransaction {
+  hash: Hex;
+  type: string;
+  chainId?: string;
+  nonce: string;
+  gas: string;
+  gasPrice?: string;
+  maxFeePerGas?: string;
+  maxPriorityFeePerGas?: string;
+  to: Hex | null;
+  value: string;
+  input: Hex;
+  accessList?: { address: Hex; storageKeys: Hex[] }[];
+  r: Hex;
+  s: Hex;
+  yParity?: string;
+  v: string;
+}
+
+type Pool = Record<string, Record<string, PoolTransaction>>;
+
+/** The transaction's own signed bytes, rebuilt from the node's fields; undefined unless they hash back to it. */
+function rawOf(tx: PoolTransaction): Hex | undefined {
+  const base = {
+    chainId: Number(tx.chainId ?? "0x0"),
+    nonce: Number(tx.nonce),
+    gas: BigInt(tx.gas),
+    value: BigInt(tx.value),
+    data: tx.input,
+    ...(tx.to ? { to: tx.to } : {}),
+  };
+  const accessList = tx.accessList ?? [];
+  let unsigned: TransactionSerializable;
+  if (tx.type === "0x2") {
+    unsigned = {
+      ...base,
+      type: "eip1559",
+      maxFeePerGas: BigInt(tx.maxFeePerGas ?? "0x0"),
+      maxPriorityFeePerGas: BigInt(tx.maxPriorityFeePerGas ?? "0x0"),
+      accessList,
+    };
+  } else if (tx.type === "0x1") {
+    unsigned = { ...base, type: "eip2930", gasPrice: BigInt(tx.gasPrice ?? "0x0"), accessList };
+  } else if (tx.type === "0x0") {
+    unsigned = { ...base, type: "legacy", gasPrice: BigInt(tx.gasPrice ?? "0x0") };
+  } else return undefined;
+  const signature =
+    tx.type === "0x0"
+      ? { r: tx.r, s: tx.s, v: BigInt(tx.v) }
+      : { r: tx.r, s: tx.s, yParity: Number(tx.yParity ?? "0x0") };
+  const raw = serializeTransaction(unsigned, signature);
+  return keccak256(raw) === tx.hash ? raw : undefined;
+}
+
 /**
- * With automine, a transaction that is ready (its nonce is next) is mined at once. Under a burst of
- * concurrent sends anvil can leave one in the pool: ready, never mined, and every later nonce of
- * its sender waits behind it. A real chain's next block would take it; on the embedded chain the
- * watchdog plays that block: when ready transactions sit through two checks with no new block, it
- * mines one. Gapped ("queued") transactions are left alone: they wait for their nonce, as on a
- * real node.
+ * With automine, a transaction whose nonce is next is mined at once. Under a burst of concurrent
+ * sends anvil's pool can get that wrong in two ways, and every later nonce of the sender then waits
+ * forever: a ready transaction sits in `pending` with no block for it, or the sender's next nonce
+ * sits in `queued` (never promoted after the transaction before it was mined). A real chain's next
+ * block would take it; on the embedded chain the watchdog does that: after two checks (2 s apart)
+ * that see the same stall, it mines a block, or takes the stuck sender's transactions out of the
+ * pool and sends the very same bytes again in nonce order (same hashes, so no record changes).
+ * A node whose automine was turned off on purpose is left alone.
  */
 export function startAutomineWatchdog(options: AutomineWatchdogOptions): () => void {
   const { url, logger } = options;
-  let stuckAt: string | undefined;
+  let seen: string | undefined;
   let running = false;
+
+  const stalledSenders = async (queued: Pool): Promise<string[]> => {
+    const stalled: string[] = [];
+    for (const [sender, byNonce] of Object.entries(queued)) {
+      const next = Number(BigInt(String(await call(url, "eth_getTransactionCount", [sender, "latest"]))));
+      if (byNonce[String(next)] !== undefined) stalled.push(sender);
+    }
+    return stalled;
+  };
+
+  const resend = async (sender: string, pool: { pending: Pool; queued: Pool }) => {
+    const all = { ...(pool.pending[sender] ?? {}), ...(pool.queued[sender] ?? {}) };
+    const ordered = Object.values(all).sort((a, b) => Number(a.nonce) - Number(b.nonce));
+    const raws = ordered.map(rawOf);
+    if (raws.some((raw) => raw === undefined)) return; // a type we cannot rebuild: leave it be
+    await call(url, "anvil_removePoolTransactions", [sender]);
+    for (const raw of raws) await call(url, "eth_sendRawTransaction", [raw]).catch(() => undefined);
+    logger.warn(
+      { url, sender, transactions: raws.length },
+      "anvil left a sender's next nonce unpromoted; resent its pool",
+    );
+  };
+
   const check = async () => {
     if (running) return;
     running = true;
     try {
-      // Someone turned automine off on purpose (a test of stuck transactions): not ours to undo.
       if ((await call(url, "anvil_getAutomine")) !== true) {
-        stuckAt = undefined;
+        seen = undefined;
         return;
       }
-      const status = (await call(url, "txpool_status")) as { pending?: string };
+      const status = (await call(url, "txpool_status")) as { pending?: string; queued?: string };
+      const ready = Number(status.pending ?? "0x0");
+      if (ready === 0 && Number(status.queued ?? "0x0") === 0) {
+        seen = undefined;
+        return;
+      }
       const head = String(await call(url, "eth_blockNumber"));
-      if (Number(status.pending ?? "0x0") === 0) {
-        stuckAt = undefined;
+      const pool = (await call(url, "txpool_content")) as { pending: Pool; queued: Pool };
+      const stalled = await stalledSenders(pool.queued ?? {});
+      if (ready === 0 && stalled.length === 0) {
+        seen = undefined;
         return;
       }
-      if (stuckAt !== head) {
-        stuckAt = head;
+      // The same stall twice in a row, with no block in between: not a promotion still under way.
+      const signature = `${head}|${ready}|${stalled.join(",")}`;
+      if (seen !== signature) {
+        seen = signature;
         return;
       }
-      logger.warn(
-        { url, ready: Number(status.pending) },
-        "anvil left ready transactions unmined; mining a block",
-      );
-      await call(url, "evm_mine");
-      stuckAt = undefined;
+      seen = undefined;
+      for (const sender of stalled) await resend(sender, pool);
+      if (ready > 0) {
+        logger.warn({ url, ready }, "anvil left ready transactions unmined; mining a block");
+        await call(url, "evm_mine");
+      }
     } catch {
       // The node is down or restarting: its supervisor deals with that; check again next time.
-      stuckAt = undefined;
+      seen = undefined;
     } finally {
       running = false;
     }

@@ -5,6 +5,7 @@ import type { CustodyAccounts } from "../custody/custody-accounts.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { ProblemSchema, WalletParamsSchema } from "../wallets/wallet-schemas.js";
 import { ownerOf } from "./access-control.js";
+import { useRestBodies } from "./rest-body.js";
 import { useStrictValidation } from "./strict-validation.js";
 
 export interface CustodyRoutesOptions {
@@ -77,6 +78,7 @@ function operatorOwner(request: FastifyRequest): string | null {
 
 export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (app, { custody }) => {
   useStrictValidation(app);
+  useRestBodies(app);
 
   app.get(
     "/accounts",

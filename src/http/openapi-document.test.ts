@@ -62,3 +62,33 @@ it("/favicon.ico is an icon, not a 404", async () => {
   expect(icon.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
   expect(await icon.text()).toContain("<svg");
 });
+
+it("REST bodies sent without a Content-Type are read as JSON; another media type is told to send application/json", async () => {
+  const body = new TextEncoder().encode(
+    JSON.stringify({ type: "KEYSTORE_V3", password: "no-content-type", address_quantity: 1 }),
+  );
+  const bare = await fetch(`${rt.url}/wallet`, { method: "POST", body });
+  expect(bare.status).toBe(200);
+  const labelled = await fetch(`${rt.url}/wallet`, {
+    method: "POST",
+    headers: { "content-type": "text/plain" },
+    body,
+  });
+  expect(labelled.status).toBe(415);
+  expect(await labelled.json()).toMatchObject({
+    code: "UNSUPPORTED_MEDIA_TYPE",
+    detail: expect.stringContaining("Content-Type: application/json"),
+  });
+  const transaction = await fetch(`${rt.url}/transaction`, {
+    method: "POST",
+    body: new TextEncoder().encode(
+      JSON.stringify({
+        wallet_id: "nope",
+        password: "x",
+        transaction: { to: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", value: "1" },
+      }),
+    ),
+  });
+  // Read as JSON and validated: the wallet is unknown, not the media type.
+  expect(transaction.status).toBe(404);
+});

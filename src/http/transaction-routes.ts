@@ -6,6 +6,7 @@ import { CreateTransactionBody, TransactionResult } from "../tx/transaction-sche
 import type { TransactionService } from "../tx/transaction-service.js";
 import { ProblemSchema } from "../wallets/wallet-schemas.js";
 import { ownerOf } from "./access-control.js";
+import { useRestBodies } from "./rest-body.js";
 import { useStrictValidation } from "./strict-validation.js";
 
 export interface TransactionRoutesOptions {
@@ -15,6 +16,7 @@ export interface TransactionRoutesOptions {
 export const transactionRoutes: FastifyPluginAsync<TransactionRoutesOptions> = async (app, options) => {
   await app.register(async (rest) => {
     useStrictValidation(rest);
+    useRestBodies(rest);
     rest.post<{ Body: Static<typeof CreateTransactionBody> }>(
       "/transaction",
       {

@@ -11,6 +11,7 @@ import {
 } from "../wallets/wallet-schemas.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import { ownerOf } from "./access-control.js";
+import { useRestBodies } from "./rest-body.js";
 import { useStrictValidation } from "./strict-validation.js";
 
 export interface WalletRoutesOptions {
@@ -25,6 +26,7 @@ export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
   { wallets, maxAddresses },
 ) => {
   useStrictValidation(app);
+  useRestBodies(app);
 
   const CreateBody = createWalletBodySchema(maxAddresses);
   const Records = Type.Array(WalletRecordSchema);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { loadConfig } from "../config/load-config.js";
-import { receiptOf, result } from "../test-support/chain-helpers.js";
+import { nodeCall, receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { describeEachStore, POSTGRES_AVAILABLE, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -79,9 +79,21 @@ async function minedNonces(rt: TestRuntime, hashes: string[]): Promise<number[]>
         .where("nonce", ">=", mined - 1)
         .where("nonce", "<=", mined + 1)
         .execute();
+      const inPool = await Promise.all(
+        around.map(async (r) => ({
+          nonce: r.nonce,
+          known:
+            (await result<{ blockNumber: string | null } | null>(rt, "eth_getTransactionByHash", [
+              r.tx_hash,
+            ])) !== null,
+        })),
+      );
+      const node = rt.devnet!.nodes.find((n) => n.chainId === 1001)!.url;
+      const status = await nodeCall(node, "txpool_status");
       expect.fail(
         `${hash} has no receipt; row ${JSON.stringify({ ...row, raw: undefined })}; node has ${JSON.stringify(pooled)}; ` +
-          `chain nonce ${mined}; rows there ${JSON.stringify(around)}`,
+          `chain nonce ${mined}; rows there ${JSON.stringify(around)}; known to the node ${JSON.stringify(inPool)}; ` +
+          `txpool ${JSON.stringify(status)}`,
       );
     }
     expect(receipt?.status, hash).toBe("0x1");
