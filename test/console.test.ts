@@ -3,6 +3,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyStore } from "../src/auth/api-keys.js";
 import { devSend } from "../src/test-support/chain-helpers.js";
+import { keysInForce } from "../src/test-support/keys.js";
 import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
 
 const CHROMIUM = inject("chromiumPath");
@@ -218,8 +219,7 @@ describe.skipIf(CHROMIUM === null)("the console behind API keys", () => {
     const keys = new ApiKeyStore(rt.store);
     const alice = await keys.create("user", "alice");
     const bob = await keys.create("user", "bob");
-    // New keys take effect within about a second (each instance re-reads them twice a second).
-    await new Promise((r) => setTimeout(r, 1_000));
+    await keysInForce(rt, [alice.key, bob.key]);
     const make = async (key: string) =>
       (
         (

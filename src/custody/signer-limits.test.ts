@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import type { Envelope } from "../test-support/chain-helpers.js";
-import { waitUntil } from "../test-support/cli.js";
+import { keysInForce } from "../test-support/keys.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 let rt: TestRuntime;
@@ -14,12 +14,7 @@ beforeAll(async () => {
   const keys = new ApiKeyStore(rt.store);
   alice = (await keys.create("user", "alice")).key;
   bob = (await keys.create("user", "bob")).key;
-  expect(
-    await waitUntil(
-      async () => (await fetch(`${rt.url}/wallet`, { headers: bearer(bob) })).status === 200,
-      20_000,
-    ),
-  ).toBe(true);
+  await keysInForce(rt, [alice, bob]);
 });
 afterAll(async () => {
   await rt?.close();

@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import type { Envelope } from "../test-support/chain-helpers.js";
-import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { keysInForce } from "../test-support/keys.js";
 import { describeEachStore, POSTGRES_AVAILABLE, type TempStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -60,16 +60,7 @@ describeEachStore("tenancy and unattended wallets of the custody signer", (targe
     admin = (await keys.create("admin", "ops")).key;
     alice = (await keys.create("user", "alice")).key;
     bob = (await keys.create("user", "bob")).key;
-    // The key ring reloads from the store twice a second: keys are in force once a keyless call is refused.
-    // Bob's key was made last: once it is known, the read that knew it holds all three.
-    expect(
-      await waitUntil(
-        async () =>
-          (await fetch(`${rt.url}/wallet`)).status === 401 &&
-          (await fetch(`${rt.url}/wallet`, { headers: bearer(bob) })).status === 200,
-        20_000,
-      ),
-    ).toBe(true);
+    await keysInForce(rt, [admin, alice, bob]);
   });
   afterAll(async () => {
     await rt?.close();

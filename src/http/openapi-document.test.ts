@@ -92,3 +92,19 @@ it("REST bodies sent without a Content-Type are read as JSON; another media type
   // Read as JSON and validated: the wallet is unknown, not the media type.
   expect(transaction.status).toBe(404);
 });
+
+it("a bad operation field is named with the form it takes and an example", async () => {
+  const { json } = await rt.post("/create_new_ERC20_token", {
+    params: [{ wallet_id: "w", password: "pw", name: "Gate", symbol: "GATE", initial_supply: 12.5 }],
+  });
+  const message = (json as { error: { message: string } }).error.message;
+  expect(message).toContain("initial_supply is not valid: minted to the creator (base units");
+  expect(message).toContain('e.g. "1000000"');
+  expect(message).toContain("got 12.5");
+  const missing = await rt.post("/create_new_ERC20_token", {
+    params: [{ wallet_id: "w", password: "pw", name: "Gate", symbol: "GATE" }],
+  });
+  expect((missing.json as { error: { message: string } }).error.message).toContain(
+    "initial_supply is missing",
+  );
+});

@@ -1,6 +1,8 @@
 /** Members and Token Management: one POST route per operation row, JSON-RPC envelopes in and out. */
+
 import { Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { ValueError } from "@sinclair/typebox/errors";
 import type { FastifyPluginAsync } from "fastify";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidParams } from "../errors/rpc-errors.js";
@@ -24,6 +26,29 @@ function fieldName(path: string): string {
     .filter((part) => part !== "")
     .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
     .join("");
+}
+
+/**
+ * A validation failure in words a newcomer can act on: the field, the form it takes (the schema's
+ * description) and an example when the schema has one, e.g. `initial_supply is not valid: minted to the
+ * creator (base units, decimal string or integer), e.g. "1000000"; got 12.5`.
+ */
+function explain(field: string, error: ValueError | undefined): string {
+  const name = field === "" ? "params" : field;
+  if (error === undefined) return `${name}: is not valid`;
+  const description = (error.schema as { description?: unknown }).description;
+  if (typeof description !== "string") return `${name}: ${error.message}`;
+  const examples = (error.schema as { examples?: unknown }).examples;
+  const example =
+    Array.isArray(examples) && examples.length > 0 ? `, e.g. ${JSON.stringify(examples[0])}` : "";
+  if (error.value === undefined) return `${name} is missing: it takes ${description}${example}`;
+  let got: string;
+  try {
+    got = JSON.stringify(error.value) ?? String(error.value);
+  } catch {
+    got = String(error.value);
+  }
+  return `${name} is not valid: ${description}${example}; got ${got.length > 60 ? `${got.slice(0, 57)}...` : got}`;
 }
 
 export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (app, options) => {
@@ -83,9 +108,7 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
           if (!check.Check(input)) {
             const first = check.Errors(input).First();
             const field = first === undefined ? "" : fieldName(first.path);
-            throw invalidParams(`${field === "" ? "params" : field}: ${first?.message ?? "is not valid"}`, {
-              field: field === "" ? null : field,
-            });
+            throw invalidParams(explain(field, first), { field: field === "" ? null : field });
           }
           if (operation.admin && request.tenant !== null && request.tenant.role !== "admin") {
             throw new ChaingateError(`${operation.path} needs an admin API key`, {

@@ -10,6 +10,7 @@ export const UintField = (description: string) =>
     ],
     {
       description: `${description} (base units, decimal string or integer)`,
+      examples: ["1000000"],
     },
   );
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { keysInForce } from "../test-support/keys.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { newWallet, openTransactions, PASSWORD } from "../test-support/token-helpers.js";
 
@@ -39,7 +40,7 @@ describe("a payout burst on the default configuration", () => {
     const { key } = await new ApiKeyStore(rt.store).create("user", "payouts");
     const auth = { authorization: `Bearer ${key}` };
     // The key ring refreshes from the store twice a second: keys are in force once a keyless call is refused.
-    expect(await waitUntil(async () => (await rt.post("/eth_chainId")).status === 401, 10_000)).toBe(true);
+    await keysInForce(rt, [key]);
     const created = await rt.post(
       "/wallet",
       { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 },

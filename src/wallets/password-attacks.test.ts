@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import { KDF_PER_TENANT } from "../keys/kdf.js";
-import { waitUntil } from "../test-support/cli.js";
+import { keysInForce } from "../test-support/keys.js";
 import { describeEachStore, POSTGRES_AVAILABLE, type TempStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -74,7 +74,7 @@ describe("key derivation is shared fairly between tenants (standard KDF)", () =>
     const keys = new ApiKeyStore(rt.store);
     alice = (await keys.create("user", "alice")).key;
     bob = (await keys.create("user", "bob")).key;
-    expect(await waitUntil(async () => (await rt.post("/eth_chainId")).status === 401, 10_000)).toBe(true);
+    await keysInForce(rt, [alice, bob]);
   });
   afterAll(async () => rt?.close());
 
