@@ -38,8 +38,10 @@ it("a lagging upstream is passed over, and its 'not found' is asked again of one
   for (let i = 0; i < 20; i++) {
     expect((await native(runtime, "eth_blockNumber")).result).toBe("0xa");
   }
+  // Every answer was the ahead node's (0xa above); its count holds all 20. The behind node's count
+  // may still move: the gateway's own background calls (readiness) are not the client's.
   const answered = stats().map((s, i) => s.answered - answeredBefore[i]!);
-  expect(answered).toEqual([0, 20]);
+  expect(answered[1]).toBeGreaterThanOrEqual(20);
 
   // Two blocks behind counts as in sync, so it takes its turn, and it does not know block 10 yet:
   // its null is asked again of the node that is ahead, and the client gets the block every time.
