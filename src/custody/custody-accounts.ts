@@ -49,52 +49,9 @@ export class CustodyAccounts {
     this.now = options.now ?? Date.now;
   }
 
-  /** The tenant's custody addresses, checksummed: wallets oldest first, then by address index. */
-  async addresses(owner: string | null): Promise<string[]> {
-    const rows = await this.options.store.db
-      .selectFrom("wallet_addresses")
-      .innerJoin("wallets", "wallets.id", "wallet_addresses.wallet_id")
-      .select("wallet_addresses.address")
-      .$if(owner !== null, (q) => q.where("wallets.owner", "=", owner))
-      .orderBy("wallets.created_at")
-      .orderBy("wallet_addresses.wallet_id")
-      .orderBy("wallet_addresses.idx")
-      .execute();
-    return rows.map((r) => getAddress(r.address));
-  }
-
-  async statuses(owner: string | null): Promise<AccountStatus[]> {
-    const rows = await this.options.store.db
-      .selectFrom("wallet_addresses")
-      .innerJoin("wallets", "wallets.id", "wallet_addresses.wallet_id")
-      .leftJoin("unattended_keys", (join) =>
-        join
-          .onRef("unattended_keys.wallet_id", "=", "wallet_addresses.wallet_id")
-          .onRef("unattended_keys.idx", "=", "wallet_addresses.idx"),
-      )
-      .select([
-        "wallet_addresses.address",
-        "wallet_addresses.wallet_id",
-        "wallet_addresses.idx",
-        "unattended_keys.key_id",
-      ])
-      .$if(owner !== null, (q) => q.where("wallets.owner", "=", owner))
-      .orderBy("wallets.created_at")
-      .orderBy("wallet_addresses.wallet_id")
-      .orderBy("wallet_addresses.idx")
-      .execute();
-    return rows.map((r) => ({
-      address: getAddress(r.address),
-      wallet_id: r.wallet_id,
-      index: r.idx,
-      unlocked_until: this.options.unlocked.get(owner, r.address)?.until ?? null,
-      unattended: r.key_id !== null,
-    }));
-  }
-
-  /** The tenant's address, or undefined when it is not theirs (another tenant's looks the same). */
-  private async find(owner: string | null, address: string): Promise<Found | undefined> {
-    const row = await this.options.store.db
+  /** The tenant's custody addresses with their unattended seal (if any); every owner without keys. */
+  private owned(owner: string | null) {
+    return this.options.store.db
       .selectFrom("wallet_addresses")
       .innerJoin("wallets", "wallets.id", "wallet_addresses.wallet_id")
       .leftJoin("unattended_keys", (join) =>
@@ -109,8 +66,37 @@ export class CustodyAccounts {
         "unattended_keys.sealed",
         "unattended_keys.key_id",
       ])
+      .$if(owner !== null, (q) => q.where("wallets.owner", "=", owner));
+  }
+
+  /** The same rows in eth_accounts' documented order: wallets oldest first, then by address index. */
+  private inOrder(owner: string | null) {
+    return this.owned(owner)
+      .orderBy("wallets.created_at")
+      .orderBy("wallet_addresses.wallet_id")
+      .orderBy("wallet_addresses.idx")
+      .execute();
+  }
+
+  /** The tenant's custody addresses, checksummed, in eth_accounts' order. */
+  async addresses(owner: string | null): Promise<string[]> {
+    return (await this.inOrder(owner)).map((r) => getAddress(r.address));
+  }
+
+  async statuses(owner: string | null): Promise<AccountStatus[]> {
+    return (await this.inOrder(owner)).map((r) => ({
+      address: getAddress(r.address),
+      wallet_id: r.wallet_id,
+      index: r.idx,
+      unlocked_until: this.options.unlocked.get(owner, r.address)?.until ?? null,
+      unattended: r.key_id !== null,
+    }));
+  }
+
+  /** The tenant's address, or undefined when it is not theirs (another tenant's looks the same). */
+  private async find(owner: string | null, address: string): Promise<Found | undefined> {
+    const row = await this.owned(owner)
       .where("wallet_addresses.address", "=", getAddress(address))
-      .$if(owner !== null, (q) => q.where("wallets.owner", "=", owner))
       .executeTakeFirst();
     if (!row) return undefined;
     return {

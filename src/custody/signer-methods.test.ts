@@ -114,6 +114,20 @@ describeEachStore("custody signer methods", (target) => {
     expect((await rpc(rt, "eth_sign", [address, "0x01"])).error?.code).toBe(-32000);
   });
 
+  it("an unlock longer than the ceiling is shortened to it (--unlock-max-seconds, 3600 s by default)", async () => {
+    const { id, addresses } = await newWallet(rt);
+    const before = Date.now();
+    const { status, json } = await rt.post(`/wallet/${id}/unlock`, {
+      password: PASSWORD,
+      seconds: 10_000_000,
+    });
+    expect(status).toBe(200);
+    const until = (json as { unlocked_until: number }[])[0]!.unlocked_until;
+    expect(until).toBeGreaterThan(before + 3_590_000);
+    expect(until).toBeLessThanOrEqual(Date.now() + 3_600_000);
+    expect((await rpc(rt, "eth_sign", [addresses[0], "0x01"])).result).toBeDefined();
+  });
+
   it("the Native paths /eth_sign and /eth_sendTransaction sign with custody addresses; the send is listed like POST /transaction", async () => {
     const { addresses } = await newWallet(rt);
     const address = addresses[0]!;
