@@ -169,6 +169,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         tags: ["Operations"],
         summary: "Prometheus metrics (text exposition format)",
         operationId: "metrics",
+        response: {
+          200: {
+            description: "The Prometheus text exposition",
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
+        },
       },
     },
     async (_request, reply) =>

@@ -17,7 +17,7 @@ declare module "fastify" {
 /** Health, the docs (also as /openapi.json) and the console's static files: none of them carries data. */
 const OPEN_PATHS = ["/healthz", "/readyz", "/docs", "/openapi.json", "/console", "/favicon.ico"];
 
-function isOpen(url: string): boolean {
+export function isOpen(url: string): boolean {
   const path = url.split("?")[0] ?? url;
   return OPEN_PATHS.some((open) => path === open || path.startsWith(`${open}/`));
 }

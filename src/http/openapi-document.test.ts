@@ -108,3 +108,13 @@ it("a bad operation field is named with the form it takes and an example", async
     "initial_supply is missing",
   );
 });
+
+it("/docs is branded as chaingate: its title, its icon and its logo", async () => {
+  const page = await (await fetch(`${rt.url}/docs/`)).text();
+  expect(page).toContain("<title>chaingate API</title>");
+  expect(page).toMatch(/rel="icon"[^>]*favicon\.svg|favicon\.svg[^>]*rel="icon"/);
+  // swagger-ui swaps its own logo for ours in the initializer script, as a data URL.
+  const script = await (await fetch(`${rt.url}/docs/static/swagger-initializer.js`)).text();
+  const logo = /data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(script)?.[1];
+  expect(Buffer.from(logo ?? "", "base64").toString()).toContain("chaingate API");
+});

@@ -1,10 +1,14 @@
 /** OpenAPI 3.1 document generated from the route schemas, served as /openapi.json and rendered at /docs. */
+
+import { readFileSync } from "node:fs";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
+import { withGuardRefusals } from "./openapi-refusals.js";
 
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
+    transform: withGuardRefusals,
     openapi: {
       openapi: "3.1.0",
       info: {
@@ -44,8 +48,24 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       ],
     },
   });
+  const consoleFile = (name: string) => readFileSync(new URL(`../../console/${name}`, import.meta.url));
   await app.register(swaggerUi, {
     routePrefix: "/docs",
+    // chaingate's own name, icon and colours, so the page is not mistaken for a Swagger demo.
+    logo: { type: "image/svg+xml", content: consoleFile("logo.svg"), href: "/console/", target: "_self" },
+    theme: {
+      title: "chaingate API",
+      favicon: [
+        {
+          filename: "favicon.svg",
+          rel: "icon",
+          sizes: "any",
+          type: "image/svg+xml",
+          content: consoleFile("favicon.svg"),
+        },
+      ],
+      css: [{ filename: "chaingate.css", content: ".swagger-ui .topbar { background-color: #1b3a5c; }" }],
+    },
     uiConfig: { docExpansion: "none", deepLinking: true },
   });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
