@@ -67,7 +67,18 @@ async function main(argv: string[]): Promise<void> {
       logger.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown took too long; exiting");
       process.exit(1);
     }, config.shutdownTimeoutMs + 2_000).unref();
-    runtime.stop().finally(() => process.exit(0));
+    const started = Date.now();
+    runtime.stop().then(
+      () => {
+        // The last line an operator sees: the stop finished (not cut off by the timeout above).
+        logger.info({ signal, elapsedMs: Date.now() - started }, "chaingate stopped");
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, "shutdown failed; exiting");
+        process.exit(1);
+      },
+    );
   };
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));

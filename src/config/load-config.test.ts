@@ -137,4 +137,11 @@ describe("configuration", () => {
       expect(help).toContain(option.env);
     }
   });
+
+  it("--help fits an 80-column terminal", () => {
+    const lines = helpText().split("\n");
+    expect(lines.filter((line) => line.length > 80)).toEqual([]);
+    // Every option row is there (the check above would pass on a help that wrapped nothing).
+    expect(lines.filter((line) => line.startsWith("  --")).length).toBe(OPTIONS.length);
+  });
 });

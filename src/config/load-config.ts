@@ -296,26 +296,49 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+const HELP_WIDTH = 80;
+
+/** Wraps prose to the help's width with a hanging indent, so no row runs past an 80-column terminal. */
+function wrap(text: string, indent: string): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line !== "" && indent.length + line.length + 1 + word.length > HELP_WIDTH) {
+      lines.push(indent + line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  if (line !== "") lines.push(indent + line);
+  return lines;
+}
+
 export function helpText(): string {
-  const rows = OPTIONS.map((o) => {
+  const rows = OPTIONS.flatMap((o) => {
     const def = o.defaultText === undefined ? "" : ` (default ${o.defaultText})`;
-    return `  ${`${o.flag} <value>`.padEnd(30)} ${o.env.padEnd(32)} ${o.help}${def}`;
+    return [`  ${o.flag} <value>    env ${o.env}`, ...wrap(`${o.help}${def}`, "      ")];
   });
   return [
     "chaingate: EVM node gateway and keystore v3 custody service",
     "",
     "Usage: chaingate [options]",
-    "       chaingate contracts deploy [options]   deploy the registry and endpoints where missing",
-    "       chaingate keys create --role admin|user [--name <name>] | keys list | keys revoke <id>",
+    "       chaingate contracts deploy [options]",
+    "           deploy the member registry and transport endpoints where missing",
+    "       chaingate keys create --role admin|user [--name <name>]",
+    "       chaingate keys list | keys revoke <id>",
     "       chaingate --help | --version",
     "",
-    "Every option can be given as a flag, as an environment variable, or as a key of the --config file.",
-    "Precedence: flag > environment > config file > default.",
+    ...wrap(
+      "Every option can be given as a flag, as an environment variable, or as a key of the --config file. Precedence: flag > environment > config file > default.",
+      "",
+    ),
     "",
-    `  ${"flag".padEnd(30)} ${"environment".padEnd(32)} meaning`,
+    "Options:",
     ...rows,
     "",
-    "With no upstreams configured, chaingate starts two embedded anvil chains (ids 1001 and 1002).",
+    ...wrap(
+      "With no upstreams configured, chaingate starts two embedded anvil chains (ids 1001 and 1002).",
+      "",
+    ),
   ].join("\n");
 }
 

@@ -264,7 +264,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     key: "devnetFundWallets",
     env: "CHAINGATE_DEVNET_FUND_WALLETS",
     flag: "--devnet-fund-wallets",
-    help: "embedded chains: fund new wallet addresses from the dev accounts",
+    help: "embedded chains: give each new wallet address 100 ETH on every embedded chain (anvil_setBalance: no transaction, no block)",
     defaultText: "true",
     parse: boolean,
   },

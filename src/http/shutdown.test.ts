@@ -55,6 +55,12 @@ it("SIGTERM lets an in-flight request finish, refuses new ones, and stops the ch
   expect(answer.status).toBe(200);
   expect((await answer.json()) as unknown[]).toHaveLength(2);
   expect(await cli.exited).toBe(0);
+  const lines = cli
+    .output()
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { msg: string; signal?: string });
+  expect(lines.at(-1)).toMatchObject({ msg: "chaingate stopped", signal: "SIGTERM" });
   await expect(fetch(`${cli.url}/healthz`)).rejects.toThrow();
   expect(await waitUntil(() => anvilsFor(dataDir).length === 0, 10_000)).toBe(true);
 }, 60_000);

@@ -8,6 +8,8 @@ export interface Cli {
   child: ChildProcess;
   url: string;
   exited: Promise<number | null>;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output: () => string;
 }
 
 /** Every CLI a test started: killed by `killStartedClis` even when an assertion failed halfway. */
@@ -19,7 +21,7 @@ export function killStartedClis(): void {
   started.clear();
 }
 
-export async function startCli(dataDir: string, env: Record<string, string> = {}): Promise<Cli> {
+export async function startCli(dataDir: string, env: Record<string, string | undefined> = {}): Promise<Cli> {
   const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
     env: {
       ...process.env,
@@ -50,7 +52,7 @@ export async function startCli(dataDir: string, env: Record<string, string> = {}
     child.stderr!.on("data", onData);
     exited.then(() => reject(new Error(`chaingate exited during start:\n${output}`)));
   });
-  return { child, url, exited };
+  return { child, url, exited, output: () => output };
 }
 
 /** Every live anvil process (not its sh guard, not a zombie) whose command line names this data dir. */
