@@ -1,7 +1,7 @@
 /** Turns reverts of chaingate's own contracts into errors a user can act on, each with a stable code. */
 import { type Abi, decodeErrorResult, type Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { RPC_TX_REJECTED } from "../tx/tx-errors.js";
+import { RPC_TX_REJECTED, revertReason } from "../tx/tx-errors.js";
 import { BridgeERC20, BridgeERC721, MemberRegistry, MessageEndpoint } from "./artifacts.generated.js";
 
 const ERRORS_ABI = [
@@ -58,21 +58,30 @@ export function decodeContractError(data: unknown): { name: string; args: readon
   }
 }
 
-/** Rewrites an EXECUTION_REVERTED error from the pipeline with the contract's reason; others pass. */
+/** The revert data an EXECUTION_REVERTED error carries (as the node gave it), if any. */
+export function revertDataOf(error: unknown): string | undefined {
+  if (!(error instanceof ChaingateError) || error.code !== "EXECUTION_REVERTED") return undefined;
+  const data = (error.data as { revert_data?: unknown } | undefined)?.revert_data;
+  return typeof data === "string" ? data : undefined;
+}
+
+/**
+ * Rewrites an EXECUTION_REVERTED error from the pipeline with the reason in words: our contracts' errors
+ * as what the caller can do about them, any other `Error(string)`, panic or custom error decoded.
+ * The raw revert data stays in `data.revert_data`. Others pass.
+ */
 export function explainRevert(error: unknown): unknown {
   if (!(error instanceof ChaingateError) || error.code !== "EXECUTION_REVERTED") return error;
-  const revertData = (error.data as { revert_data?: unknown } | undefined)?.revert_data;
+  const revertData = revertDataOf(error);
   const decoded = decodeContractError(revertData);
-  if (decoded === undefined) return error;
-  const described = DESCRIPTIONS[decoded.name]?.(decoded.args) ?? {
-    code: "EXECUTION_REVERTED",
-    message: `the contract refused: ${decoded.name}(${decoded.args.map(String).join(", ")})`,
-  };
-  return new ChaingateError(described.message, {
-    code: described.code,
+  const reason = revertReason(revertData, ERRORS_ABI);
+  const described = decoded === undefined ? undefined : DESCRIPTIONS[decoded.name]?.(decoded.args);
+  if (described === undefined && reason === undefined) return error;
+  return new ChaingateError(described?.message ?? `execution reverted: ${reason}`, {
+    code: described?.code ?? "EXECUTION_REVERTED",
     status: 422,
     rpcCode: RPC_TX_REJECTED,
     cause: error,
-    data: { reason: decoded.name, revert_data: revertData },
+    data: { reason: decoded?.name ?? reason, revert_data: revertData },
   });
 }

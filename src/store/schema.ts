@@ -141,6 +141,8 @@ export interface TransportsTable {
   body: string | null;
   state: TransportState;
   error: string | null;
+  /** A refused delivery's raw revert data (hex). */
+  revert_data: string | null;
   source_tx_hash: string | null;
   /** Set when the relayer has seen the MessageSent event with enough confirmations. */
   source_block: number | null;

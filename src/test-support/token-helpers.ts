@@ -67,6 +67,7 @@ export interface TransportRow {
   kind: string;
   state: string;
   error: string | null;
+  revert_data?: string | null;
   source_tx_hash: string | null;
   destination_tx_hash: string | null;
   amount: string | null;

@@ -31,6 +31,8 @@ export function toTransportRecord(row: TransportsTable) {
     payload_hash: row.payload_hash,
     state: row.state,
     error: row.error,
+    /** A refused delivery's raw revert data (the `error` says it in words). */
+    revert_data: row.revert_data,
     source_tx_hash: row.source_tx_hash,
     destination_tx_hash: row.destination_tx_hash,
     attempts: row.attempts,

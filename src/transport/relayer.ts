@@ -12,7 +12,7 @@ import {
 } from "viem";
 import { MessageEndpoint } from "../contracts/artifacts.generated.js";
 import { readContract, waitForReceipt } from "../contracts/chain-calls.js";
-import { decodeContractError, explainRevert } from "../contracts/contract-errors.js";
+import { decodeContractError, explainRevert, revertDataOf } from "../contracts/contract-errors.js";
 import type { SystemContracts } from "../contracts/system-contracts.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
@@ -404,10 +404,12 @@ export class Relayer {
         // Executed meanwhile (another instance): the next pass records it as delivered.
         if (decoded?.name === "AlreadyExecuted") return;
         // A deterministic refusal (the recipient's callback reverts, say): another try would fail the same way.
+        const explained = explainRevert(error);
         return this.fail(
           row.id,
-          `delivery refused: ${(explainRevert(error) as Error).message}`,
+          `delivery refused: ${explained === error ? "reverted without a reason" : (explained as Error).message}`,
           row.kind === "MESSAGE" ? null : "pending",
+          revertDataOf(error) ?? null,
         );
       }
       throw error;
@@ -537,9 +539,20 @@ export class Relayer {
     this.options.logger.info({ transport: row.id, tx: hash }, "refused transport refunded to its sender");
   }
 
-  private async fail(id: string, reason: string, refund: "pending" | null = null): Promise<void> {
+  private async fail(
+    id: string,
+    reason: string,
+    refund: "pending" | null = null,
+    revertData: string | null = null,
+  ): Promise<void> {
     this.options.logger.warn({ transport: id, reason }, "transport failed");
-    await this.note(id, { state: "failed", error: reason.slice(0, 1000), refund_state: refund });
+    // The raw revert data is kept whole (bounded by the node's answer limit) for whoever decodes it better.
+    await this.note(id, {
+      state: "failed",
+      error: reason.slice(0, 1000),
+      revert_data: revertData,
+      refund_state: refund,
+    });
   }
 
   private async note(id: string, changes: Partial<TransportsTable>): Promise<void> {

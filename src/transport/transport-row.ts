@@ -27,6 +27,7 @@ export function newTransportRow(sent: SentTransport, now: number): TransportsTab
     ...sent,
     state: "sent",
     error: null,
+    revert_data: null,
     destination_tx_hash: null,
     search_from_block: null,
     attempts: 0,

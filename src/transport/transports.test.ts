@@ -1,4 +1,4 @@
-import { type Abi, encodeEventTopics, type Hex } from "viem";
+import { type Abi, encodeEventTopics, type Hex, toFunctionSelector } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   BridgeERC20,
@@ -292,6 +292,49 @@ describeEachStore("members, tokens and transports on the embedded chains 1001 an
     expect(await deliveries(rt, message.transport_id as string)).toBe(1);
     expect(await deliveries(rt, withData.transport_id as string)).toBe(1);
   });
+
+  it("a refused delivery says why in words and keeps the raw revert data: Error(string), panic, custom error, no code", async () => {
+    const deployed = await ok(rt, "deploy_new_contract", {
+      ...signer(),
+      chain_id: 1002,
+      bytecode: TransportProbe.bytecode,
+    });
+    await receiptOf(rt, deployed.tx_hash as string, "?chain_id=1002");
+    const send = async (destination: string, payload: string) => {
+      const sent = await ok(rt, "transport_arbitrary_message", {
+        ...signer(),
+        destination_chain_id: 1002,
+        destination,
+        payload,
+      });
+      return settled(rt, sent.transport_id as string, 120_000);
+    };
+    const probe = deployed.address as string;
+    const [text, panic, custom, nobody] = await Promise.all([
+      send(probe, "0xe1"),
+      send(probe, "0xe2"),
+      send(probe, "0xe3"),
+      send("0x00000000000000000000000000000000000000dd", "0xe1"),
+    ]);
+    expect(text).toMatchObject({
+      state: "failed",
+      error: "delivery refused: execution reverted: probe refuses this payload",
+      revert_data: expect.stringMatching(/^0x08c379a0/),
+    });
+    expect(panic).toMatchObject({
+      state: "failed",
+      error: "delivery refused: execution reverted: panic 0x12: division or modulo by zero",
+      revert_data: `0x4e487b71${(0x12).toString(16).padStart(64, "0")}`,
+    });
+    const selector = toFunctionSelector("ProbeRefused(uint256)");
+    expect(custom).toMatchObject({
+      state: "failed",
+      error: `delivery refused: execution reverted: custom error ${selector} (undecoded; see revert_data)`,
+      revert_data: `${selector}${(7).toString(16).padStart(64, "0")}`,
+    });
+    expect(nobody).toMatchObject({ state: "failed", error: "delivery refused: reverted without a reason" });
+    expect(await read(rt, 1002, probe, PROBE, "messages")).toBe(0n);
+  }, 300_000);
 
   it("answers bad input with -32602 naming the field, and wallet errors with their codes", async () => {
     const missing = await op(rt, "create_new_ERC20_token", { ...signer(), symbol: "X", initial_supply: 1 });

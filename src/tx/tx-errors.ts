@@ -1,5 +1,5 @@
 /** Errors of the transaction pipeline, translated from node answers where they enter our code. */
-import { decodeErrorResult, type Hex } from "viem";
+import { type Abi, decodeErrorResult, type Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { classifyNodeError } from "../errors/node-errors.js";
 import type { NodeRpcError } from "../errors/rpc-errors.js";
@@ -8,16 +8,38 @@ import type { NodeRpcError } from "../errors/rpc-errors.js";
 export const RPC_TX_REJECTED = -32010;
 export const RPC_TX_UNAVAILABLE = -32011;
 
-/** The revert reason of an Error(string) or Panic(uint256) payload, when it is one. */
-export function revertReason(data: unknown): string | undefined {
-  if (typeof data !== "string" || !data.startsWith("0x") || data.length < 10) return undefined;
+/** Solidity's panic codes (the compiler's own list), in words. */
+const PANICS: Record<number, string> = {
+  0: "generic compiler panic",
+  1: "assertion failed",
+  17: "arithmetic overflow or underflow",
+  18: "division or modulo by zero",
+  33: "conversion to an invalid enum value",
+  34: "incorrectly encoded storage byte array",
+  49: "pop() on an empty array",
+  50: "array index out of bounds",
+  65: "out of memory (too large an allocation)",
+  81: "call to an uninitialised function pointer",
+};
+
+/**
+ * Revert data in words: `Error(string)` as its text, `Panic(uint256)` with the compiler's meaning,
+ * a custom error of `abi` by name and arguments, any other custom error by its selector.
+ */
+export function revertReason(data: unknown, abi: Abi = []): string | undefined {
+  if (typeof data !== "string" || !/^0x([0-9a-fA-F]{2})*$/.test(data)) return undefined;
+  if (data.length < 10) return data.length === 2 ? undefined : `malformed revert data ${data}`;
   try {
-    const decoded = decodeErrorResult({ data: data as Hex });
-    return decoded.errorName === "Error"
-      ? String(decoded.args?.[0])
-      : `${decoded.errorName}(${decoded.args?.join(", ")})`;
+    const decoded = decodeErrorResult({ abi, data: data as Hex });
+    const args = decoded.args ?? [];
+    if (decoded.errorName === "Error") return String(args[0]);
+    if (decoded.errorName === "Panic") {
+      const code = Number(args[0]);
+      return `panic 0x${code.toString(16).padStart(2, "0")}: ${PANICS[code] ?? "unknown panic code"}`;
+    }
+    return `${decoded.errorName}(${args.map(String).join(", ")})`;
   } catch {
-    return undefined;
+    return `custom error ${data.slice(0, 10)} (undecoded; see revert_data)`;
   }
 }
 

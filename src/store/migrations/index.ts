@@ -11,6 +11,7 @@ import * as refunds from "./008-transport-refunds.js";
 import * as idempotencyLeases from "./009-idempotency-leases.js";
 import * as filterOwners from "./010-filter-owners.js";
 import * as unattendedKeys from "./011-unattended-keys.js";
+import * as transportRevertData from "./012-transport-revert-data.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -24,4 +25,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "009-idempotency-leases": idempotencyLeases,
   "010-filter-owners": filterOwners,
   "011-unattended-keys": unattendedKeys,
+  "012-transport-revert-data": transportRevertData,
 };
