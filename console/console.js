@@ -80,7 +80,7 @@ function askForKey(reason) {
 }
 
 function formatEther(hexWei) {
-  const wei = BigInt(hexWei);
+  const wei = BigInt(hexWei ?? 0);
   const whole = wei / 10n ** 18n;
   const fraction = ((wei % 10n ** 18n) / 10n ** 14n).toString().padStart(4, "0");
   return `${whole}.${fraction} ETH`;
@@ -91,6 +91,57 @@ function age(iso) {
   if (seconds < 120) return `${seconds} s`;
   if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
   return `${Math.round(seconds / 3600)} h`;
+}
+
+/** A long hex value shortened to its ends; the whole is in the title (hover) and the copy button. */
+function short(value) {
+  const text = String(value);
+  return text.length > 20 ? `${text.slice(0, 10)}…${text.slice(-6)}` : text;
+}
+
+async function copy(value) {
+  try {
+    await navigator.clipboard.writeText(value);
+  } catch {
+    // No clipboard permission (a plain-HTTP origin, a locked-down browser): copy from a selection.
+    const area = h("textarea", { "aria-hidden": "true" }, value);
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  say(`Copied ${value}`, true);
+}
+
+function hashCell(value, attributes = {}) {
+  if (value === null || value === undefined || value === "") return h("td", attributes, "");
+  const text = String(value);
+  return h(
+    "td",
+    { class: "hash", ...attributes },
+    h("code", { title: text, "data-full": text }, short(text)),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "copy",
+        title: `Copy ${text}`,
+        "aria-label": `Copy ${text}`,
+        onclick: () => copy(text),
+      },
+      "copy",
+    ),
+  );
+}
+
+/** Base units as a decimal with the token's decimals (ERC20), or as they are (ids, unknown decimals). */
+function formatUnits(value, decimals) {
+  if (value === null || value === undefined) return "";
+  const amount = BigInt(value);
+  if (!decimals) return amount.toString();
+  const scale = 10n ** BigInt(decimals);
+  const fraction = (amount % scale).toString().padStart(decimals, "0").replace(/0+$/, "");
+  return `${amount / scale}${fraction ? `.${fraction}` : ""}`;
 }
 
 function stateCell(state) {
@@ -208,46 +259,146 @@ async function sampleMetrics() {
   }
 }
 
-/** Per-minute rates between consecutive samples, as bars: requests (outlined) and errors (filled). */
+const SVG = "http://www.w3.org/2000/svg";
+function svgElement(tag, attributes, text) {
+  const element = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
+  if (text !== undefined) element.textContent = text;
+  return element;
+}
+
+/** A round axis top at or above the largest value: 1, 2 or 5 times a power of ten. */
+function axisTop(max) {
+  const power = 10 ** Math.floor(Math.log10(Math.max(max, 1)));
+  return [1, 2, 5, 10].map((m) => m * power).find((top) => top >= max) ?? 10 * power;
+}
+
+/**
+ * Requests and errors per minute between consecutive /metrics samples (every 5 s), as bars on a time
+ * axis that ends now: requests in blue, the 4xx/5xx answers among them in red on top of it.
+ */
 function chart() {
   const rates = [];
   for (let i = 1; i < metricSamples.length; i++) {
     const [a, b] = [metricSamples[i - 1], metricSamples[i]];
     const minutes = (b.at - a.at) / 60_000;
-    rates.push({ requests: (b.requests - a.requests) / minutes, errors: (b.errors - a.errors) / minutes });
+    rates.push({
+      at: b.at,
+      requests: Math.max(0, (b.requests - a.requests) / minutes),
+      errors: Math.max(0, (b.errors - a.errors) / minutes),
+    });
   }
-  const width = 480;
-  const height = 120;
-  const max = Math.max(1, ...rates.map((r) => r.requests));
-  const bar = width / Math.max(rates.length, 1);
-  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-  svg.setAttribute("class", "chart");
-  svg.setAttribute("width", width);
-  svg.setAttribute("height", height);
-  svg.setAttribute("role", "img");
+  const [width, height] = [600, 200];
+  const plot = { left: 64, right: 12, top: 12, bottom: 36 };
+  const inner = { width: width - plot.left - plot.right, height: height - plot.top - plot.bottom };
+  const top = axisTop(Math.max(...rates.map((r) => r.requests), 1));
+  const span = 5 * 60_000; // the axis always shows the last five minutes
+  const now = Date.now();
+  const x = (at) => plot.left + inner.width * (1 - (now - at) / span);
+  const y = (value) => plot.top + inner.height * (1 - value / top);
+  const svg = svgElement("svg", {
+    class: "chart",
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+    role: "img",
+    id: "requests-chart",
+  });
   const last = rates.at(-1);
   svg.setAttribute(
     "aria-label",
     last
-      ? `Latest: ${Math.round(last.requests)} requests and ${Math.round(last.errors)} errors per minute`
+      ? `Requests per minute over the last five minutes; latest ${Math.round(last.requests)} requests and ${Math.round(last.errors)} errors per minute`
       : "Collecting samples",
   );
-  rates.forEach((r, i) => {
-    for (const [value, fill] of [
-      [r.requests, "none"],
-      [r.errors, "#a51d2d"],
-    ]) {
-      const rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
-      const barHeight = (value / max) * (height - 10);
-      rect.setAttribute("x", i * bar + 1);
-      rect.setAttribute("y", height - barHeight);
-      rect.setAttribute("width", Math.max(bar - 2, 1));
-      rect.setAttribute("height", barHeight);
-      rect.setAttribute("fill", fill);
-      rect.setAttribute("stroke", "#1a5fb4");
-      svg.append(rect);
+  // Axes, gridlines and their labels (units on the y axis, minutes ago on the x axis).
+  for (const value of [0, top / 2, top]) {
+    svg.append(
+      svgElement("line", {
+        x1: plot.left,
+        x2: width - plot.right,
+        y1: y(value),
+        y2: y(value),
+        class: "grid",
+      }),
+      svgElement(
+        "text",
+        { x: plot.left - 6, y: y(value) + 4, "text-anchor": "end", class: "tick" },
+        String(value),
+      ),
+    );
+  }
+  svg.append(
+    svgElement(
+      "text",
+      {
+        x: 14,
+        y: plot.top + inner.height / 2,
+        transform: `rotate(-90 14 ${plot.top + inner.height / 2})`,
+        "text-anchor": "middle",
+        class: "axis-label",
+      },
+      "requests / min",
+    ),
+  );
+  for (let minutes = 5; minutes >= 0; minutes--) {
+    const at = now - minutes * 60_000;
+    svg.append(
+      svgElement("line", {
+        x1: x(at),
+        x2: x(at),
+        y1: plot.top + inner.height,
+        y2: plot.top + inner.height + 4,
+        class: "axis",
+      }),
+      svgElement(
+        "text",
+        { x: x(at), y: height - 16, "text-anchor": "middle", class: "tick" },
+        minutes === 0 ? "now" : `−${minutes} min`,
+      ),
+    );
+  }
+  svg.append(
+    svgElement("line", {
+      x1: plot.left,
+      x2: plot.left,
+      y1: plot.top,
+      y2: plot.top + inner.height,
+      class: "axis",
+    }),
+    svgElement("line", {
+      x1: plot.left,
+      x2: width - plot.right,
+      y1: plot.top + inner.height,
+      y2: plot.top + inner.height,
+      class: "axis",
+    }),
+  );
+  const bar = Math.max(2, (inner.width * 5_000) / span - 2);
+  for (const r of rates) {
+    if (now - r.at > span) continue;
+    svg.append(
+      svgElement("rect", {
+        x: x(r.at) - bar,
+        y: y(r.requests),
+        width: bar,
+        height: y(0) - y(r.requests),
+        class: "requests",
+      }),
+    );
+    // An error bar only where there were errors: a red mark always means a failed request.
+    if (r.errors > 0) {
+      svg.append(
+        svgElement("rect", {
+          x: x(r.at) - bar,
+          y: y(r.errors),
+          width: bar,
+          height: y(0) - y(r.errors),
+          class: "errors",
+        }),
+      );
     }
-  });
+  }
   return h(
     "figure",
     {},
@@ -255,17 +406,61 @@ function chart() {
     h(
       "figcaption",
       {},
+      h("span", { class: "key key-requests" }, "requests"),
+      " ",
+      h("span", { class: "key key-errors" }, "errors (4xx and 5xx)"),
       last
-        ? `Now: ${Math.round(last.requests)} requests/min, ${Math.round(last.errors)} errors/min (4xx and 5xx)`
-        : "Collecting samples…",
+        ? ` · now ${Math.round(last.requests)} requests/min, ${Math.round(last.errors)} errors/min (sampled every 5 s)`
+        : " · collecting samples…",
     ),
   );
+}
+
+// ---- Shared lists: custody addresses, members, tokens ----
+
+let custody = [];
+let members = [];
+let tokens = [];
+
+async function loadCustody() {
+  custody = await api("/wallet");
+  return custody;
+}
+
+async function loadMembers() {
+  members = await operation("list_all_members", {});
+  return members;
+}
+
+/** Tokens chaingate created (its own transfers of kind create_*; each names its contract in `details.token`). */
+async function loadTokens() {
+  const created = [];
+  for (const kind of ["create_new_ERC20_token", "create_new_ERC721_token"]) {
+    const { transfers } = await operation("list_all_transfers", { kind, limit: 100 });
+    created.push(...transfers.filter((t) => ["mined", "confirmed"].includes(t.state) && t.details?.token));
+  }
+  tokens = created.map((t) => ({
+    address: t.details.token,
+    chain_id: t.chain_id,
+    standard: t.kind === "create_new_ERC20_token" ? "ERC20" : "ERC721",
+    symbol: t.details.symbol ?? "?",
+    name: t.details.name ?? "",
+    decimals: t.kind === "create_new_ERC20_token" ? (t.details.decimals ?? 18) : 0,
+  }));
+  return tokens;
+}
+
+/** balanceOf(owner) of a token, read with eth_call (0x70a08231 is the selector of balanceOf(address)). */
+async function tokenBalance(token, owner) {
+  const data = `0x70a08231${owner.slice(2).toLowerCase().padStart(64, "0")}`;
+  const answer = await rpc("eth_call", [{ to: token.address, data }, "latest"], token.chain_id);
+  return BigInt(answer === "0x" ? 0 : answer);
 }
 
 // ---- Members ----
 
 async function renderMembers() {
-  const members = await operation("list_all_members", {});
+  await loadMembers();
   main.replaceChildren(
     h("h2", {}, "Members"),
     table(
@@ -280,9 +475,9 @@ async function renderMembers() {
           h("td", {}, m.chain_id),
           h("td", {}, m.role),
           stateCell(m.status),
-          h("td", { class: "hash" }, m.owner),
+          hashCell(m.owner),
           h("td", {}, m.created_at),
-          h("td", { class: "hash" }, m.tx_hash ?? ""),
+          hashCell(m.tx_hash),
         ),
       ),
     ),
@@ -328,18 +523,45 @@ async function lockAddress(walletId, index) {
 
 async function renderWallets() {
   await loadNetwork();
-  const [records, accounts] = await Promise.all([api("/wallet"), api("/accounts")]);
+  const [records, accounts] = await Promise.all([loadCustody(), api("/accounts"), loadTokens()]);
   const byAddress = new Map(accounts.map((a) => [a.address.toLowerCase(), a]));
   const chains = network.chains.map((c) => c.chain_id);
-  const balances = await Promise.all(
-    records.map((r) =>
-      Promise.all(chains.map((id) => rpc("eth_getBalance", [r.address, "latest"], id).catch(() => null))),
+  const [balances, holdings] = await Promise.all([
+    Promise.all(
+      records.map((r) =>
+        Promise.all(chains.map((id) => rpc("eth_getBalance", [r.address, "latest"], id).catch(() => null))),
+      ),
     ),
-  );
+    Promise.all(
+      records.map((r) => Promise.all(tokens.map((t) => tokenBalance(t, r.address).catch(() => null)))),
+    ),
+  ]);
   const refresh = async (result) => {
     await renderWallets();
     return result;
   };
+  const tokenRows = [];
+  records.forEach((r, i) => {
+    tokens.forEach((t, j) => {
+      const held = holdings[i][j];
+      if (held === null || held === 0n) return;
+      tokenRows.push(
+        h(
+          "tr",
+          { "data-holder": r.address, "data-token": t.address },
+          hashCell(r.address),
+          h("td", {}, `${t.symbol} (${t.standard})`),
+          h("td", {}, t.chain_id),
+          hashCell(t.address),
+          h(
+            "td",
+            { class: "number", "data-balance": held.toString() },
+            t.standard === "ERC20" ? `${formatUnits(held, t.decimals)} ${t.symbol}` : `${held} token(s)`,
+          ),
+        ),
+      );
+    });
+  });
   main.replaceChildren(
     h("h2", {}, "Wallets"),
     table(
@@ -350,11 +572,15 @@ async function renderWallets() {
         return h(
           "tr",
           { "data-wallet": r.id, "data-address": r.address },
-          h("td", { class: "hash" }, r.id),
-          h("td", {}, r.index),
-          h("td", { class: "hash" }, r.address),
+          hashCell(r.id),
+          h("td", { class: "number" }, r.index),
+          hashCell(r.address),
           balances[i].map((b, j) =>
-            h("td", { "data-chain": chains[j] }, b === null ? "unavailable" : formatEther(b)),
+            h(
+              "td",
+              { "data-chain": chains[j], class: "number" },
+              b === null ? "unavailable" : formatEther(b),
+            ),
           ),
           signingState(account),
           h(
@@ -368,6 +594,12 @@ async function renderWallets() {
         );
       }),
     ),
+    table(
+      "Token balances of the custody addresses (tokens chaingate created; zero balances left out)",
+      ["Address", "Token", "Chain", "Contract", "Balance"],
+      tokenRows,
+      { id: "token-balances" },
+    ),
     h(
       "p",
       {},
@@ -377,37 +609,30 @@ async function renderWallets() {
       "unlock",
       "Unlock for signing",
       [
-        ...field("unlock", "wallet_id", "Wallet id", { required: true }),
-        ...field("unlock", "index", "Address index (empty: all)", { type: "number", min: 0 }),
+        ...addressPicker("unlock", { everyAddress: true }),
         ...field("unlock", "seconds", "Seconds (empty: default)", { type: "number", min: 0 }),
-        ...field("unlock", "password", "Wallet password", {
-          type: "password",
-          required: true,
-          autocomplete: "off",
-        }),
+        ...passwordField("unlock"),
       ],
-      (v) => `Unlock ${v.index === "" ? "every address" : `address ${v.index}`} of wallet ${v.wallet_id}?`,
-      (v) =>
-        api(`/wallet/${encodeURIComponent(v.wallet_id)}/unlock`, {
+      (v) => {
+        const { wallet_id, index } = pickedAddress(v);
+        return `Unlock ${index === undefined ? "every address" : `address ${index}`} of wallet ${wallet_id}?`;
+      },
+      (v) => {
+        const { wallet_id, index } = pickedAddress(v);
+        return api(`/wallet/${encodeURIComponent(wallet_id)}/unlock`, {
           method: "POST",
           body: {
             password: v.password,
-            ...(v.index === "" ? {} : { index: Number(v.index) }),
+            ...(index === undefined ? {} : { index }),
             ...(v.seconds === "" ? {} : { seconds: Number(v.seconds) }),
           },
-        }).then(refresh),
+        }).then(refresh);
+      },
     ),
     actionForm(
       "unattended",
       "Make unattended",
-      [
-        ...field("unattended", "wallet_id", "Wallet id", { required: true }),
-        ...field("unattended", "password", "Wallet password", {
-          type: "password",
-          required: true,
-          autocomplete: "off",
-        }),
-      ],
+      [...walletPicker("unattended"), ...passwordField("unattended")],
       (v) =>
         `Let chaingate sign for wallet ${v.wallet_id} at any time, with no unlock? Its keys are sealed under the server key.`,
       (v) =>
@@ -419,7 +644,7 @@ async function renderWallets() {
     actionForm(
       "attended",
       "Stop unattended signing",
-      [...field("attended", "wallet_id", "Wallet id", { required: true })],
+      [...walletPicker("attended")],
       (v) => `Stop unattended signing for wallet ${v.wallet_id}?`,
       (v) => api(`/wallet/${encodeURIComponent(v.wallet_id)}/unattended`, { method: "DELETE" }).then(refresh),
     ),
@@ -429,6 +654,7 @@ async function renderWallets() {
 // ---- Transfers and transports ----
 
 const STUCK_MS = 60_000;
+const PAGE_SIZE = 25;
 function interesting(filter, state, updatedAt) {
   if (filter === "failed") return ["failed", "dropped"].includes(state);
   if (filter === "stuck")
@@ -436,11 +662,58 @@ function interesting(filter, state, updatedAt) {
   return true;
 }
 
+/** Where each list is: the cursors of the pages before (a stack), and the cursor of this one. */
+const pages = {
+  transports: { before: [], cursor: undefined },
+  transfers: { before: [], cursor: undefined },
+};
+
+function pager(list, nextCursor) {
+  const at = pages[list];
+  const go = (cursor, before) => {
+    pages[list] = { cursor, before };
+    route();
+  };
+  return h(
+    "nav",
+    { class: "pager", "aria-label": `${list} pages`, id: `${list}-pager` },
+    h(
+      "button",
+      {
+        type: "button",
+        disabled: at.before.length === 0,
+        onclick: () => go(at.before.at(-1), at.before.slice(0, -1)),
+      },
+      "← Newer",
+    ),
+    h("span", {}, `Page ${at.before.length + 1}`),
+    h(
+      "button",
+      {
+        type: "button",
+        disabled: nextCursor === null,
+        onclick: () => go(nextCursor, [...at.before, at.cursor]),
+      },
+      "Older →",
+    ),
+  );
+}
+
+/** What a transfer moved: ether for plain sends, the token amount or id for token operations. */
+function movedValue(t) {
+  if (t.details?.amount !== undefined) return `${t.details.amount} units`;
+  if (t.details?.token_id !== undefined) return `token id ${t.details.token_id}`;
+  if (t.details?.initial_supply !== undefined) return `supply ${t.details.initial_supply}`;
+  return t.value && t.value !== "0" ? formatEther(t.value) : "";
+}
+
 async function renderActivity(filter = "all") {
-  const [{ transfers }, { transports }] = await Promise.all([
-    operation("list_all_transfers", { limit: 200 }),
-    operation("list_all_transports", { limit: 200 }),
-  ]);
+  const cursorOf = (list) => (pages[list].cursor === undefined ? {} : { cursor: pages[list].cursor });
+  const [{ transfers, next_cursor: nextTransfers }, { transports, next_cursor: nextTransports }] =
+    await Promise.all([
+      operation("list_all_transfers", { limit: PAGE_SIZE, ...cursorOf("transfers") }),
+      operation("list_all_transports", { limit: PAGE_SIZE, ...cursorOf("transports") }),
+    ]);
   const select = h(
     "select",
     { id: "activity-filter", onchange: (event) => renderActivity(event.target.value) },
@@ -454,7 +727,13 @@ async function renderActivity(filter = "all") {
   );
   main.replaceChildren(
     h("h2", {}, "Transfers and transports"),
-    h("p", {}, h("label", { for: "activity-filter" }, "Show "), select),
+    h(
+      "p",
+      {},
+      h("label", { for: "activity-filter" }, "Show "),
+      select,
+      ` (${PAGE_SIZE} a page, newest first)`,
+    ),
     table(
       "Transports between chains",
       [
@@ -476,43 +755,53 @@ async function renderActivity(filter = "all") {
           h(
             "tr",
             { "data-transport": t.id },
-            h("td", { class: "hash" }, t.id.slice(0, 18)),
+            hashCell(t.id),
             h("td", {}, t.kind),
             h("td", {}, t.source_chain_id),
             h("td", {}, t.destination_chain_id),
-            h("td", {}, t.amount ?? t.token_id ?? (t.payload_hash ? "message" : "")),
+            h("td", { class: "number" }, t.amount ?? t.token_id ?? (t.payload_hash ? "message" : "")),
             stateCell(t.state),
-            h("td", { class: "hash" }, t.source_tx_hash ?? ""),
-            h("td", { class: "hash" }, t.destination_tx_hash ?? ""),
+            hashCell(t.source_tx_hash),
+            hashCell(t.destination_tx_hash),
             h("td", {}, age(t.created_at)),
-            h("td", {}, t.error ?? ""),
-            h("td", { class: "hash" }, t.refund_state ? `${t.refund_state} ${t.refund_tx_hash ?? ""}` : ""),
+            h("td", { title: t.revert_data ?? "" }, t.error ?? ""),
+            t.refund_state
+              ? h(
+                  "td",
+                  {},
+                  `${t.refund_state} `,
+                  t.refund_tx_hash ? h("code", { title: t.refund_tx_hash }, short(t.refund_tx_hash)) : "",
+                )
+              : h("td", {}, ""),
           ),
         ),
       { id: "transports" },
     ),
+    pager("transports", nextTransports),
     table(
       "Transactions signed by chaingate",
-      ["Kind", "Chain", "From", "To", "Nonce", "State", "Transaction", "Age", "Error"],
+      ["Kind", "Chain", "From", "To", "Value", "Nonce", "State", "Transaction", "Age", "Error"],
       transfers
         .filter((t) => interesting(filter, t.state, t.updated_at))
         .map((t) =>
           h(
             "tr",
-            {},
+            { "data-transfer": t.tx_hash },
             h("td", {}, t.kind),
             h("td", {}, t.chain_id),
-            h("td", { class: "hash" }, t.from),
-            h("td", { class: "hash" }, t.to ?? "(deploy)"),
-            h("td", {}, t.nonce),
+            hashCell(t.from),
+            t.to ? hashCell(t.to) : h("td", {}, "(deploy)"),
+            h("td", { class: "number", "data-value": "" }, movedValue(t)),
+            h("td", { class: "number" }, t.nonce),
             stateCell(t.state),
-            h("td", { class: "hash" }, t.tx_hash),
+            hashCell(t.tx_hash),
             h("td", {}, age(t.created_at)),
             h("td", {}, t.error ?? ""),
           ),
         ),
       { id: "transfers" },
     ),
+    pager("transfers", nextTransfers),
   );
 }
 
@@ -523,7 +812,15 @@ function field(form, name, label, attributes = {}) {
   return [h("label", { for: id }, label), h("input", { id, name, ...attributes })];
 }
 
-function chainSelect(form, name, label) {
+function passwordField(form) {
+  return field(form, "password", "Wallet password", {
+    type: "password",
+    required: true,
+    autocomplete: "off",
+  });
+}
+
+function chainSelect(form, name, label, selected) {
   const id = `${form}-${name}`;
   return [
     h("label", { for: id }, label),
@@ -531,8 +828,111 @@ function chainSelect(form, name, label) {
       "select",
       { id, name },
       network.chains.map((c) =>
-        h("option", { value: c.chain_id }, `${c.chain_id}${c.home ? " (home)" : ""}`),
+        h(
+          "option",
+          { value: c.chain_id, selected: String(c.chain_id) === String(selected ?? "") },
+          `${c.chain_id}${c.home ? " (home)" : ""}`,
+        ),
       ),
+    ),
+  ];
+}
+
+/** A chain other than `source`, preferring one where a member is registered (where transports may go). */
+function otherChain(source) {
+  const others = network.chains.map((c) => c.chain_id).filter((id) => String(id) !== String(source));
+  const withMember = others.find((id) => members.some((m) => m.chain_id === id && m.status === "ACTIVE"));
+  return withMember ?? others[0];
+}
+
+/** Keeps a destination select off its form's source chain: when the source moves onto it, it moves away. */
+function followSource(form) {
+  const source = form.querySelector("[name=chain_id]");
+  const destination = form.querySelector("[name=destination_chain_id]");
+  if (!source || !destination) return;
+  source.addEventListener("change", () => {
+    if (destination.value === source.value) destination.value = String(otherChain(source.value));
+  });
+}
+
+function homeChain() {
+  return network.chains.find((c) => c.home)?.chain_id;
+}
+
+const walletLabel = (r) => `${short(r.address)} · wallet ${r.id.slice(0, 8)}… #${r.index}`;
+
+/** A select of every custody address (value wallet:index), optionally with "every address" per wallet. */
+function addressPicker(form, { everyAddress = false } = {}) {
+  const id = `${form}-signer`;
+  const options = [];
+  for (const r of custody) {
+    if (everyAddress && r.index === 0) {
+      options.push(h("option", { value: `${r.id}:*` }, `every address of wallet ${r.id.slice(0, 8)}…`));
+    }
+    options.push(h("option", { value: `${r.id}:${r.index}`, "data-address": r.address }, walletLabel(r)));
+  }
+  return [
+    h("label", { for: id }, everyAddress ? "Address" : "Signing address"),
+    h(
+      "select",
+      { id, name: "signer", required: true },
+      options.length ? options : [h("option", { value: "" }, "no wallets yet: create one first")],
+    ),
+  ];
+}
+
+function walletPicker(form) {
+  const id = `${form}-wallet_id`;
+  const wallets = custody.filter((r) => r.index === 0);
+  return [
+    h("label", { for: id }, "Wallet"),
+    h(
+      "select",
+      { id, name: "wallet_id", required: true },
+      wallets.length
+        ? wallets.map((r) =>
+            h(
+              "option",
+              { value: r.id },
+              `wallet ${r.id.slice(0, 8)}… (${custody.filter((c) => c.id === r.id).length} addresses, first ${short(r.address)})`,
+            ),
+          )
+        : [h("option", { value: "" }, "no wallets yet: create one first")],
+    ),
+  ];
+}
+
+function pickedAddress(values) {
+  const [wallet_id, index] = String(values.signer).split(":");
+  return { wallet_id, index: index === "*" ? undefined : Number(index) };
+}
+
+/** A text input that also offers the known addresses (tokens, custody addresses, members' owners). */
+function addressField(form, name, label, listId, attributes = {}) {
+  return field(form, name, label, {
+    list: listId,
+    required: true,
+    pattern: "0x[0-9a-fA-F]{40}",
+    placeholder: "0x… (pick or paste)",
+    autocomplete: "off",
+    ...attributes,
+  });
+}
+
+function datalists() {
+  return [
+    h(
+      "datalist",
+      { id: "known-tokens" },
+      tokens.map((t) => h("option", { value: t.address }, `${t.symbol} (${t.standard}) on ${t.chain_id}`)),
+    ),
+    h(
+      "datalist",
+      { id: "known-addresses" },
+      custody.map((r) =>
+        h("option", { value: r.address }, `custody: wallet ${r.id.slice(0, 8)}… #${r.index}`),
+      ),
+      members.map((m) => h("option", { value: m.owner }, `member ${m.name} (chain ${m.chain_id})`)),
     ),
   ];
 }
@@ -547,32 +947,56 @@ function actionForm(id, legend, fields, confirmText, submit) {
     try {
       const result = await submit(values);
       say(`${legend}: done.\n${JSON.stringify(result, null, 2)}`, true);
-      form.querySelectorAll("input[type=password]").forEach((input) => {
-        input.value = "";
-      });
+      // A done action starts its form over (the password first of all), so nothing of it is sent twice by mistake.
+      form.reset();
     } catch (error) {
       say(`${legend} failed. ${error.message}`);
     }
   });
+  followSource(form);
   return h("fieldset", {}, h("legend", {}, legend), form);
 }
 
-const signer = (values) => ({
-  wallet_id: values.wallet_id,
-  password: values.password,
-  ...(values.index ? { index: Number(values.index) } : {}),
-});
-const signerFields = (form) => [
-  ...field(form, "wallet_id", "Wallet id", { required: true }),
-  ...field(form, "index", "Address index", { type: "number", min: 0, value: 0 }),
-  ...field(form, "password", "Wallet password", { type: "password", required: true, autocomplete: "off" }),
+const signer = (values) => {
+  const { wallet_id, index } = pickedAddress(values);
+  return { wallet_id, index, password: values.password };
+};
+const signerFields = (form) => [...addressPicker(form), ...passwordField(form)];
+
+/** Either an amount (ERC20) or a token id (ERC721), whichever was filled in. */
+function amountOrId(values) {
+  if (values.token_id) return { token_id: values.token_id };
+  return { amount: values.amount };
+}
+const amountFields = (form) => [
+  ...field(form, "amount", "Amount (ERC20, base units)", { inputmode: "numeric", pattern: "[0-9]+" }),
+  ...field(form, "token_id", "or token id (ERC721)", { inputmode: "numeric", pattern: "[0-9]+" }),
 ];
+const what = (v) => (v.token_id ? `token id ${v.token_id}` : `${v.amount} base units`);
+
+/** The JSON a field holds, or undefined when it is empty; a parse error names the field. */
+function jsonField(values, name, label) {
+  if (!values[name]) return undefined;
+  try {
+    return JSON.parse(values[name]);
+  } catch {
+    throw new ApiError(`${label} is not valid JSON`);
+  }
+}
 
 async function renderActions() {
-  await loadNetwork();
+  await Promise.all([loadNetwork(), loadCustody(), loadMembers(), loadTokens()]);
+  const home = homeChain();
+  const away = otherChain(home);
   main.replaceChildren(
     h("h2", {}, "Actions"),
-    h("p", {}, "Each action asks for confirmation first. Errors are shown as the API gives them."),
+    h(
+      "p",
+      {},
+      "Each action asks for confirmation first. Errors are shown as the API gives them. Addresses and tokens can be picked from the lists or pasted.",
+    ),
+    ...datalists(),
+    h("h3", { class: "group" }, "Wallets and transactions"),
     actionForm(
       "create-wallet",
       "Create wallet",
@@ -597,11 +1021,32 @@ async function renderActions() {
         }).then((records) => records.map((r) => ({ id: r.id, index: r.index, address: r.address }))),
     ),
     actionForm(
+      "send-transaction",
+      "Send transaction",
+      [
+        ...signerFields("send-transaction"),
+        ...chainSelect("send-transaction", "chain_id", "Chain", home),
+        ...addressField("send-transaction", "to", "To address", "known-addresses"),
+        ...field("send-transaction", "value", "Value (wei)", {
+          required: true,
+          value: "0",
+          inputmode: "numeric",
+        }),
+      ],
+      (v) => `Send ${v.value} wei to ${v.to} on chain ${v.chain_id}?`,
+      (v) =>
+        api("/transaction", {
+          method: "POST",
+          body: { ...signer(v), chain_id: Number(v.chain_id), transaction: { to: v.to, value: v.value } },
+        }),
+    ),
+    h("h3", { class: "group" }, "Members"),
+    actionForm(
       "register-member",
       "Register member",
       [
         ...field("register-member", "name", "Name", { required: true }),
-        ...chainSelect("register-member", "chain_id", "Chain"),
+        ...chainSelect("register-member", "chain_id", "Chain", away),
         h("label", { for: "register-member-role" }, "Role"),
         h(
           "select",
@@ -612,40 +1057,80 @@ async function renderActions() {
       (v) => `Register member "${v.name}" on chain ${v.chain_id} as ${v.role}?`,
       (v) => operation("register_new_member", { name: v.name, chain_id: Number(v.chain_id), role: v.role }),
     ),
-    actionForm(
-      "send-transaction",
-      "Send transaction",
-      [
-        ...signerFields("send-transaction"),
-        ...chainSelect("send-transaction", "chain_id", "Chain"),
-        ...field("send-transaction", "to", "To address", { required: true }),
-        ...field("send-transaction", "value", "Value (wei)", { required: true, value: "0" }),
-      ],
-      (v) => `Send ${v.value} wei to ${v.to} on chain ${v.chain_id}?`,
-      (v) =>
-        api("/transaction", {
-          method: "POST",
-          body: { ...signer(v), chain_id: Number(v.chain_id), transaction: { to: v.to, value: v.value } },
-        }),
-    ),
+    h("h3", { class: "group" }, "Token Management"),
     actionForm(
       "create-token",
       "Create ERC20 token",
       [
         ...signerFields("create-token"),
-        ...chainSelect("create-token", "chain_id", "Chain"),
+        ...chainSelect("create-token", "chain_id", "Chain", home),
         ...field("create-token", "name", "Name", { required: true }),
         ...field("create-token", "symbol", "Symbol", { required: true }),
-        ...field("create-token", "initial_supply", "Initial supply (base units)", { required: true }),
+        ...field("create-token", "decimals", "Decimals", { type: "number", min: 0, max: 36, value: 18 }),
+        ...field("create-token", "initial_supply", "Initial supply (base units)", {
+          required: true,
+          inputmode: "numeric",
+          pattern: "[0-9]+",
+        }),
       ],
-      (v) => `Create ERC20 "${v.name}" (${v.symbol}) with a supply of ${v.initial_supply}?`,
+      (v) => `Create ERC20 "${v.name}" (${v.symbol}) with a supply of ${v.initial_supply} base units?`,
       (v) =>
         operation("create_new_ERC20_token", {
           ...signer(v),
           chain_id: Number(v.chain_id),
           name: v.name,
           symbol: v.symbol,
+          decimals: Number(v.decimals || 18),
           initial_supply: v.initial_supply,
+        }),
+    ),
+    actionForm(
+      "create-nft",
+      "Create ERC721 token",
+      [
+        ...signerFields("create-nft"),
+        ...chainSelect("create-nft", "chain_id", "Chain", home),
+        ...field("create-nft", "name", "Name", { required: true }),
+        ...field("create-nft", "symbol", "Symbol", { required: true }),
+        ...field("create-nft", "base_uri", "Base URI", { placeholder: "ipfs://… (optional)" }),
+        ...field("create-nft", "mint", "Mint token ids", { placeholder: "1, 2, 3 (optional)" }),
+      ],
+      (v) => `Create ERC721 "${v.name}" (${v.symbol})${v.mint ? ` and mint ${v.mint}` : ""}?`,
+      (v) =>
+        operation("create_new_ERC721_token", {
+          ...signer(v),
+          chain_id: Number(v.chain_id),
+          name: v.name,
+          symbol: v.symbol,
+          ...(v.base_uri ? { base_uri: v.base_uri } : {}),
+          ...(v.mint
+            ? {
+                mint: v.mint
+                  .split(",")
+                  .map((id) => id.trim())
+                  .filter(Boolean),
+              }
+            : {}),
+        }),
+    ),
+    actionForm(
+      "transfer-tokens",
+      "Transfer tokens",
+      [
+        ...signerFields("transfer-tokens"),
+        ...chainSelect("transfer-tokens", "chain_id", "Chain", home),
+        ...addressField("transfer-tokens", "token", "Token", "known-tokens"),
+        ...addressField("transfer-tokens", "to", "Recipient", "known-addresses"),
+        ...amountFields("transfer-tokens"),
+      ],
+      (v) => `Transfer ${what(v)} of ${v.token} to ${v.to} on chain ${v.chain_id}?`,
+      (v) =>
+        operation("transfer_tokens", {
+          ...signer(v),
+          chain_id: Number(v.chain_id),
+          token: v.token,
+          to: v.to,
+          ...amountOrId(v),
         }),
     ),
     actionForm(
@@ -653,22 +1138,107 @@ async function renderActions() {
       "Transport tokens",
       [
         ...signerFields("transport-tokens"),
-        ...chainSelect("transport-tokens", "chain_id", "From chain"),
-        ...field("transport-tokens", "token", "Token address", { required: true }),
-        ...field("transport-tokens", "to", "Recipient", { required: true }),
-        ...field("transport-tokens", "amount", "Amount (base units)", { required: true }),
-        ...chainSelect("transport-tokens", "destination_chain_id", "To chain"),
+        ...chainSelect("transport-tokens", "chain_id", "From chain", home),
+        ...addressField("transport-tokens", "token", "Token", "known-tokens"),
+        ...addressField("transport-tokens", "to", "Recipient", "known-addresses"),
+        ...amountFields("transport-tokens"),
+        ...chainSelect("transport-tokens", "destination_chain_id", "To chain", away),
       ],
-      (v) => `Transport ${v.amount} of ${v.token} to ${v.to} on chain ${v.destination_chain_id}?`,
+      (v) => `Transport ${what(v)} of ${v.token} to ${v.to} on chain ${v.destination_chain_id}?`,
       (v) =>
         operation("trasport_token", {
           ...signer(v),
           chain_id: Number(v.chain_id),
           token: v.token,
           to: v.to,
-          amount: v.amount,
+          ...amountOrId(v),
           destination_chain_id: Number(v.destination_chain_id),
         }),
+    ),
+    actionForm(
+      "transport-with-data",
+      "Transport tokens with data",
+      [
+        ...signerFields("transport-with-data"),
+        ...chainSelect("transport-with-data", "chain_id", "From chain", home),
+        ...addressField("transport-with-data", "token", "Token", "known-tokens"),
+        ...addressField("transport-with-data", "to", "Receiving contract", "known-addresses"),
+        ...amountFields("transport-with-data"),
+        ...field("transport-with-data", "data", "Data for onTokenTransport (hex)", {
+          required: true,
+          pattern: "0x([0-9a-fA-F]{2})*",
+          placeholder: "0x…",
+        }),
+        ...chainSelect("transport-with-data", "destination_chain_id", "To chain", away),
+      ],
+      (v) => `Transport ${what(v)} of ${v.token} with data to ${v.to} on chain ${v.destination_chain_id}?`,
+      (v) =>
+        operation("transport_token_with_data", {
+          ...signer(v),
+          chain_id: Number(v.chain_id),
+          token: v.token,
+          to: v.to,
+          ...amountOrId(v),
+          data: v.data,
+          destination_chain_id: Number(v.destination_chain_id),
+        }),
+    ),
+    actionForm(
+      "send-message",
+      "Send message",
+      [
+        ...signerFields("send-message"),
+        ...chainSelect("send-message", "chain_id", "From chain", home),
+        ...addressField("send-message", "destination", "Receiving contract", "known-addresses"),
+        ...field("send-message", "payload", "Payload (hex)", {
+          required: true,
+          pattern: "0x([0-9a-fA-F]{2})*",
+          placeholder: "0x…",
+        }),
+        ...chainSelect("send-message", "destination_chain_id", "To chain", away),
+      ],
+      (v) => `Send ${v.payload} to ${v.destination} on chain ${v.destination_chain_id}?`,
+      (v) =>
+        operation("transport_arbitrary_message", {
+          ...signer(v),
+          chain_id: Number(v.chain_id),
+          destination: v.destination,
+          payload: v.payload,
+          destination_chain_id: Number(v.destination_chain_id),
+        }),
+    ),
+    actionForm(
+      "deploy-contract",
+      "Deploy contract",
+      [
+        ...signerFields("deploy-contract"),
+        ...chainSelect("deploy-contract", "chain_id", "Chain", home),
+        h("label", { for: "deploy-contract-bytecode" }, "Creation bytecode (hex)"),
+        h("textarea", {
+          id: "deploy-contract-bytecode",
+          name: "bytecode",
+          required: true,
+          rows: 3,
+          placeholder: "0x6080…",
+        }),
+        h("label", { for: "deploy-contract-abi" }, "ABI (JSON, for constructor arguments)"),
+        h("textarea", { id: "deploy-contract-abi", name: "abi", rows: 2, placeholder: "[...] (optional)" }),
+        ...field("deploy-contract", "constructor_args", "Constructor arguments (JSON array)", {
+          placeholder: '["Gate", 18] (optional)',
+        }),
+      ],
+      (v) => `Deploy ${Math.floor((v.bytecode.length - 2) / 2)} bytes of code on chain ${v.chain_id}?`,
+      async (v) => {
+        const abi = jsonField(v, "abi", "ABI");
+        const args = jsonField(v, "constructor_args", "Constructor arguments");
+        return operation("deploy_new_contract", {
+          ...signer(v),
+          chain_id: Number(v.chain_id),
+          bytecode: v.bytecode.trim(),
+          ...(abi === undefined ? {} : { abi }),
+          ...(args === undefined ? {} : { constructor_args: args }),
+        });
+      },
     ),
   );
 }

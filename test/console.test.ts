@@ -2,9 +2,11 @@ import { mkdirSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyStore } from "../src/auth/api-keys.js";
-import { devSend } from "../src/test-support/chain-helpers.js";
+import { TransportProbe } from "../src/contracts/artifacts.generated.js";
+import { devSend, receiptOf } from "../src/test-support/chain-helpers.js";
 import { keysInForce } from "../src/test-support/keys.js";
 import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
+import { settled } from "../src/test-support/token-helpers.js";
 
 const CHROMIUM = inject("chromiumPath");
 const SHOTS = new URL("../test-results/console/", import.meta.url).pathname;
@@ -52,8 +54,10 @@ async function act(
   return (await page.locator("#notice").textContent()) ?? "";
 }
 
-const resultOf = (notice: string) =>
-  JSON.parse(notice.slice(notice.indexOf("\n") + 1)) as Record<string, unknown>;
+function resultOf(notice: string): Record<string, unknown> {
+  if (!notice.includes("done.")) throw new Error(`the action did not succeed: ${notice}`);
+  return JSON.parse(notice.slice(notice.indexOf("\n") + 1)) as Record<string, unknown>;
+}
 
 describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", () => {
   let rt: TestRuntime;
@@ -90,9 +94,9 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
     await signing(first!).waitFor();
     expect(await signing(first!).getAttribute("data-signing")).toBe("locked");
 
-    expect(
-      await act(page, "unlock", { wallet_id: walletId, index: "0", password: PASSWORD }, "#/wallets"),
-    ).toContain("done.");
+    expect(await act(page, "unlock", { signer: `${walletId}:0`, password: PASSWORD }, "#/wallets")).toContain(
+      "done.",
+    );
     await page.waitForSelector(`tr[data-address="${first}"] td[data-signing="unlocked"]`);
     expect(await signing(second!).getAttribute("data-signing")).toBe("locked");
     const signed = await rt.post("/", { jsonrpc: "2.0", id: 1, method: "eth_sign", params: [first, "0x01"] });
@@ -109,6 +113,166 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
     expect(await signing(first!).getAttribute("data-signing")).toBe("unattended");
     await page.close();
   });
+
+  it("does every Members and Token Management operation by clicking: pickers, default destination, balances, short hashes, paging, chart", async () => {
+    const page = await browser.newPage();
+    page.on("dialog", (dialog) => void dialog.accept());
+    const { json } = await rt.post("/wallet", {
+      type: "KEYSTORE_V3",
+      password: PASSWORD,
+      address_quantity: 1,
+    });
+    const { id: walletId, address } = (json as { id: string; address: string }[])[0]!;
+    const signer = { signer: `${walletId}:0`, password: PASSWORD };
+
+    // The wallet is picked, not pasted; the destination is the other chain, and follows the source.
+    await page.goto(`${rt.url}/console/#/actions`);
+    await page.waitForSelector("#transport-tokens");
+    expect(await page.locator(`#send-message-signer option[value="${walletId}:0"]`).count()).toBe(1);
+    expect(await page.locator("#transport-tokens-chain_id").inputValue()).toBe("1001");
+    expect(await page.locator("#transport-tokens-destination_chain_id").inputValue()).toBe("1002");
+    await page.locator("#transport-tokens-chain_id").selectOption("1002");
+    expect(await page.locator("#transport-tokens-destination_chain_id").inputValue()).toBe("1001");
+    await page.screenshot({ path: `${SHOTS}actions-forms.png`, fullPage: true });
+
+    expect(
+      await act(page, "register-member", { name: "Form Peer", chain_id: "1002", role: "PARTICIPANT" }),
+    ).toContain("done.");
+    const nft = resultOf(
+      await act(page, "create-nft", {
+        ...signer,
+        chain_id: "1001",
+        name: "Form Art",
+        symbol: "FA",
+        base_uri: "ipfs://form/",
+        mint: "1, 2",
+      }),
+    );
+    expect(nft).toMatchObject({ standard: "ERC721", minted: ["1", "2"] });
+    await receiptOf(rt, nft.tx_hash as string);
+    expect(
+      await act(page, "transfer-tokens", {
+        ...signer,
+        chain_id: "1001",
+        token: nft.address as string,
+        to: RECIPIENT,
+        token_id: "1",
+      }),
+    ).toContain("done.");
+    const coin = resultOf(
+      await act(page, "create-token", {
+        ...signer,
+        chain_id: "1001",
+        name: "Form Coin",
+        symbol: "FC",
+        decimals: "6",
+        initial_supply: "5000000",
+      }),
+    );
+    await receiptOf(rt, coin.tx_hash as string);
+    const moved = resultOf(
+      await act(page, "transfer-tokens", {
+        ...signer,
+        chain_id: "1001",
+        token: coin.address as string,
+        to: RECIPIENT,
+        amount: "1500000",
+      }),
+    );
+    await receiptOf(rt, moved.tx_hash as string);
+    const probe = resultOf(
+      await act(page, "deploy-contract", { ...signer, chain_id: "1002", bytecode: TransportProbe.bytecode }),
+    );
+    expect(probe.address).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    await receiptOf(rt, probe.tx_hash as string, "?chain_id=1002");
+    const withData = resultOf(
+      await act(page, "transport-with-data", {
+        ...signer,
+        chain_id: "1001",
+        token: coin.address as string,
+        to: probe.address as string,
+        amount: "1000",
+        data: "0xbeef",
+        destination_chain_id: "1002",
+      }),
+    );
+    const message = resultOf(
+      await act(page, "send-message", {
+        ...signer,
+        chain_id: "1001",
+        destination: probe.address as string,
+        payload: "0xc0ffee",
+        destination_chain_id: "1002",
+      }),
+    );
+    const art = resultOf(
+      await act(page, "transport-tokens", {
+        ...signer,
+        chain_id: "1001",
+        token: nft.address as string,
+        to: RECIPIENT,
+        token_id: "2",
+        destination_chain_id: "1002",
+      }),
+    );
+    for (const sent of [withData, message, art]) {
+      expect(await settled(rt, sent.transport_id as string, 120_000)).toMatchObject({ state: "delivered" });
+    }
+    await page.goto(`${rt.url}/console/#/activity`);
+    await page.locator(`tr[data-transport="${art.transport_id}"] td[data-state="delivered"]`).waitFor();
+    await page.screenshot({ path: `${SHOTS}activity-forms.png`, fullPage: true });
+
+    // Token balances in the token's units; hashes short, whole on hover and in the copy button.
+    await page.goto(`${rt.url}/console/#/wallets`);
+    const holding = page.locator(
+      `#token-balances tr[data-holder="${address}"][data-token="${coin.address}"] td[data-balance]`,
+    );
+    await holding.waitFor();
+    expect(await holding.textContent()).toBe("3.499 FC");
+    expect(await page.locator(`#token-balances tr[data-token="${nft.address}"]`).count()).toBe(0);
+    const shown = page.locator(`tr[data-address="${address}"] td.hash code[data-full="${address}"]`);
+    expect(await shown.getAttribute("title")).toBe(address);
+    expect(((await shown.textContent()) ?? "").length).toBeLessThan(20);
+    await page.locator(`tr[data-address="${address}"] button.copy[title="Copy ${address}"]`).click();
+    await page.waitForFunction(`document.getElementById("notice").textContent === "Copied ${address}"`);
+    await page.screenshot({ path: `${SHOTS}wallets-tokens.png`, fullPage: true });
+
+    // Paging: more transfers than a page; the older page shows others.
+    await Promise.all(
+      Array.from({ length: 26 }, () =>
+        rt.post("/transaction", {
+          wallet_id: walletId,
+          password: PASSWORD,
+          index: 0,
+          transaction: { to: RECIPIENT, value: "1" },
+        }),
+      ),
+    );
+    await page.goto(`${rt.url}/console/#/activity`);
+    const older = page.locator("#transfers-pager button", { hasText: "Older" });
+    await page.waitForSelector("#transfers-pager");
+    expect(await older.isEnabled()).toBe(true);
+    const firstPage = await page
+      .locator("#transfers tr[data-transfer]")
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-transfer")));
+    expect(firstPage).toHaveLength(25);
+    await older.click();
+    await page.waitForFunction('document.querySelector("#transfers-pager span")?.textContent === "Page 2"');
+    const secondPage = await page
+      .locator("#transfers tr[data-transfer]")
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-transfer")));
+    expect(secondPage.length).toBeGreaterThan(0);
+    expect(secondPage.filter((hash) => firstPage.includes(hash))).toEqual([]);
+    await page.locator("#transfers-pager button", { hasText: "Newer" }).click();
+    await page.waitForFunction('document.querySelector("#transfers-pager span")?.textContent === "Page 1"');
+
+    // The requests chart has its axes, units and time scale.
+    await page.goto(`${rt.url}/console/#/network`);
+    await page.waitForSelector("#requests-chart");
+    const labels = await page.locator("#requests-chart text").allTextContents();
+    expect(labels).toEqual(expect.arrayContaining(["requests / min", "now", "−5 min", "0"]));
+    await page.close();
+  }, 300_000);
 
   it("creates a wallet, a member and a token, transports it to 1002, and shows a killed upstream", async () => {
     const page = await browser.newPage();
@@ -141,7 +305,7 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
     await page.getByRole("cell", { name: "Console Peer" }).waitFor();
     await page.screenshot({ path: `${SHOTS}members.png`, fullPage: true });
 
-    const signer = { wallet_id: walletId, password: PASSWORD };
+    const signer = { signer: `${walletId}:0`, password: PASSWORD };
     const token = resultOf(
       await act(page, "create-token", {
         ...signer,

@@ -62,7 +62,13 @@ export class TokenService {
       }),
       value: 0n,
       kind: "create_new_ERC20_token",
-      metadata: { name: input.name, symbol: input.symbol, initial_supply: input.initialSupply.toString() },
+      metadata: {
+        token: tokenAddress(endpoint, identity),
+        name: input.name,
+        symbol: input.symbol,
+        decimals: input.decimals,
+        initial_supply: input.initialSupply.toString(),
+      },
       owner,
     });
     return {
@@ -97,7 +103,12 @@ export class TokenService {
       }),
       value: 0n,
       kind: "create_new_ERC721_token",
-      metadata: { name: input.name, symbol: input.symbol, minted: input.mint.map(String) },
+      metadata: {
+        token: tokenAddress(endpoint, identity),
+        name: input.name,
+        symbol: input.symbol,
+        minted: input.mint.map(String),
+      },
       owner,
     });
     return {
