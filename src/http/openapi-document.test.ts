@@ -33,6 +33,23 @@ it("the OpenAPI document declares its bearer scheme (optional), a server, a lice
   expect([...used].filter((tag) => !declared.has(tag))).toEqual([]);
 });
 
+it("bodies are required only where a request cannot go without one", () => {
+  const required = (path: string) =>
+    (doc.paths[path]?.post as { requestBody?: { required?: boolean } } | undefined)?.requestBody?.required;
+  for (const optional of [
+    "/eth_blockNumber",
+    "/eth_accounts",
+    "/list_all_transfers",
+    "/list_all_transports",
+    "/list_all_members",
+  ]) {
+    expect(required(optional), optional).toBe(false);
+  }
+  for (const needed of ["/eth_getBalance", "/wallet", "/transaction", "/create_new_ERC20_token"]) {
+    expect(required(needed), needed).toBe(true);
+  }
+});
+
 it("every operation has a unique operationId", () => {
   const ids = Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, op]) => op.operationId ?? `(none: ${method} ${path})`),

@@ -6,9 +6,49 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import { withGuardRefusals } from "./openapi-refusals.js";
 
+interface BodySchema {
+  required?: string[];
+  anyOf?: BodySchema[];
+}
+
+interface OpenApiPaths {
+  paths?: Record<
+    string,
+    Record<
+      string,
+      { requestBody?: { required?: boolean; content?: Record<string, { schema?: BodySchema }> } }
+    >
+  >;
+}
+
+/**
+ * @fastify/swagger marks every request body required; an envelope route whose body has no required
+ * member (the no-parameter methods, the list operations) is served without a body, so says so.
+ * The REST routes (wallets, /transaction) keep their bodies required.
+ */
+function withOptionalBodies<T extends OpenApiPaths>(document: T): T {
+  for (const [path, methods] of Object.entries(document.paths ?? {})) {
+    if (path.startsWith("/wallet") || path === "/transaction") continue;
+    for (const operation of Object.values(methods)) {
+      const body = operation.requestBody;
+      const schema = body?.content?.["application/json"]?.schema;
+      // Operation bodies are "the parameters object, or an envelope": the parameters decide.
+      const parameters = schema?.anyOf?.[0] ?? schema;
+      if (body !== undefined && parameters !== undefined && (parameters.required ?? []).length === 0) {
+        body.required = false;
+      }
+    }
+  }
+  return document;
+}
+
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     transform: withGuardRefusals,
+    transformObject: (document) =>
+      "openapiObject" in document
+        ? (withOptionalBodies(document.openapiObject as OpenApiPaths) as typeof document.openapiObject)
+        : document.swaggerObject,
     openapi: {
       openapi: "3.1.0",
       info: {
