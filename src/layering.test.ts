@@ -11,6 +11,7 @@ const LAYERS = [
   "errors",
   "config",
   "logging",
+  "lifecycle",
   "store",
   "keys",
   "upstream",

@@ -1,11 +1,15 @@
 /** The embedded default: a home chain and a peer chain on anvil, state kept in the data dir. */
 import { join } from "node:path";
 import type { Logger } from "pino";
+import type { Config } from "../config/config.js";
+import type { Lifecycle } from "../lifecycle/shutdown.js";
 import { type AnvilNode, startAnvil } from "./anvil-node.js";
 import { startAutomineWatchdog } from "./automine-watchdog.js";
 
 export interface Devnet {
   readonly nodes: readonly AnvilNode[];
+  /** How the embedded node of a chain is doing (for /network), or undefined for another chain. */
+  nodeStatus(chainId: number): { status: AnvilNode["status"]; restarts: number } | undefined;
   stop(): Promise<void>;
 }
 
@@ -46,5 +50,21 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     await stop();
     throw error;
   }
-  return { nodes: started, stop };
+  const nodeStatus = (chainId: number) => {
+    const node = started.find((n) => n.chainId === chainId);
+    return node && { status: node.status, restarts: node.restarts };
+  };
+  return { nodes: started, nodeStatus, stop };
+}
+
+/** The embedded chains the configuration asks for, stopped with everything else. */
+export async function startEmbeddedChains(config: Config, deps: Lifecycle): Promise<Devnet> {
+  const devnet = await startDevnet({
+    dataDir: config.dataDir,
+    chainIds: config.devnet.chainIds,
+    blockTime: config.devnet.blockTime,
+    logger: deps.logger,
+  });
+  deps.shutdown.add("embedded chains", () => devnet.stop());
+  return devnet;
 }

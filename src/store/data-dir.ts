@@ -18,3 +18,14 @@ export function secureDatabaseFile(path: string): void {
     if (existsSync(file) && (statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
   }
 }
+
+/** Prepares the data directory, warning when other users can read it (it holds every keystore). */
+export function prepareDataDirOrWarn(dir: string, logger: { warn(obj: object, msg: string): void }): void {
+  const looseMode = prepareDataDir(dir);
+  if (looseMode !== undefined) {
+    logger.warn(
+      { dataDir: dir, mode: looseMode.toString(8) },
+      "the data directory can be read by other users and holds every keystore: chmod 700 it",
+    );
+  }
+}

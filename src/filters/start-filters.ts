@@ -1,0 +1,42 @@
+/** Start-up of the gateway-owned filters and subscriptions: the pending pool, the filter sweep, the hub. */
+import type { Config } from "../config/config.js";
+import { startPeriodic } from "../lifecycle/periodic-task.js";
+import type { Lifecycle } from "../lifecycle/shutdown.js";
+import type { Store } from "../store/database.js";
+import type { ChainRegistry } from "../upstream/chain-registry.js";
+import { FilterService } from "./filter-service.js";
+import { LogQuery } from "./log-query.js";
+import { PendingPool } from "./pending-pool.js";
+import { SubscriptionHub } from "./subscription-hub.js";
+
+export interface Filters {
+  filters: FilterService;
+  logs: LogQuery;
+  hub: SubscriptionHub;
+}
+
+export async function startFilters(
+  config: Config,
+  deps: { store: Store; chains: ChainRegistry } & Lifecycle,
+): Promise<Filters> {
+  const { store, chains, logger, shutdown } = deps;
+  const idleMs = config.filterIdleSeconds * 1000;
+  const pending = new PendingPool({ store, chains, logger, pollMs: config.headPollMs, retainMs: idleMs });
+  await pending.start();
+  shutdown.add("pending pool", () => pending.stop());
+  const logs = new LogQuery(config.limits);
+  const filters = new FilterService({
+    store,
+    pending,
+    idleMs,
+    logs,
+    maxPerTenant: config.limits.filtersPerKey,
+  });
+  startPeriodic(
+    { name: "filter sweep", everyMs: Math.min(30_000, idleMs), run: () => filters.sweep() },
+    deps,
+  );
+  const hub = new SubscriptionHub(logger, config.headPollMs, pending, config.limits.subscriptionsPerKey);
+  shutdown.add("subscriptions", () => hub.close());
+  return { filters, logs, hub };
+}

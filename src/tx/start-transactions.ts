@@ -1,0 +1,70 @@
+/** Start-up of the transaction pipeline: fees, nonces, signers (pruned), idempotency, and the tracker (started). */
+import type { LocalAccount } from "viem";
+import type { Config } from "../config/config.js";
+import { startPeriodic } from "../lifecycle/periodic-task.js";
+import type { Lifecycle } from "../lifecycle/shutdown.js";
+import type { Store } from "../store/database.js";
+import type { ChainRegistry } from "../upstream/chain-registry.js";
+import type { WalletService } from "../wallets/wallet-service.js";
+import { FeeOracle } from "./fee-oracle.js";
+import { IdempotencyStore } from "./idempotency.js";
+import { NonceLedger } from "./nonce-ledger.js";
+import { SignerRegistry } from "./signer-registry.js";
+import { TransactionPipeline } from "./transaction-pipeline.js";
+import { TransactionService } from "./transaction-service.js";
+import { TransactionTracker } from "./transaction-tracker.js";
+
+const PRUNE_MS = 30_000;
+
+export interface Transactions {
+  fees: FeeOracle;
+  pipeline: TransactionPipeline;
+  idempotency: IdempotencyStore;
+  transactions: TransactionService;
+  tracker: TransactionTracker;
+}
+
+export function startTransactions(
+  config: Config,
+  deps: {
+    store: Store;
+    chains: ChainRegistry;
+    wallets: WalletService;
+    /** Signers kept beyond the registry's memory, for the tracker's fee bumps (unattended wallets). */
+    fallbackSigner: (address: string) => Promise<LocalAccount | undefined>;
+  } & Lifecycle,
+): Transactions {
+  const { store, chains, logger, shutdown } = deps;
+  const fees = new FeeOracle();
+  const signers = new SignerRegistry(config.unlockCacheSeconds * 1000);
+  startPeriodic({ name: "signer prune", everyMs: PRUNE_MS, run: () => signers.prune() }, deps);
+  const ledger = new NonceLedger(store);
+  const pipeline = new TransactionPipeline({
+    store,
+    ledger,
+    fees,
+    gasMarginPercent: config.gasMarginPercent,
+    logger,
+    signers,
+  });
+  const idempotency = new IdempotencyStore(store);
+  const transactions = new TransactionService({ wallets: deps.wallets, chains, pipeline, idempotency });
+  const tracker = new TransactionTracker({
+    store,
+    chains,
+    logger,
+    confirmations: config.confirmations,
+    intervalMs: config.trackerIntervalMs,
+    resendAfterMs: config.resendAfterSeconds * 1000,
+    replaceAfterMs: config.replaceAfterSeconds * 1000,
+    maxFeePerGas: BigInt(config.maxFeeGwei) * 1_000_000_000n,
+    pipeline,
+    fees,
+    signers,
+    fallbackSigner: deps.fallbackSigner,
+  });
+  // Started before the app answers: stored but unsent transactions (a crash) go out at once.
+  tracker.start();
+  shutdown.add("tracker", () => tracker.stop());
+  return { fees, pipeline, idempotency, transactions, tracker };
+}

@@ -1,0 +1,85 @@
+/** Start-up of every configured chain: upstream pools resolved, heads polled and pushed, readiness watched. */
+import type { Config } from "../config/config.js";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import type { Lifecycle } from "../lifecycle/shutdown.js";
+import { type Chain, ChainRegistry } from "./chain-registry.js";
+import { ReadinessMonitor } from "./readiness.js";
+import { type ChainEntry, resolveChain } from "./resolve-chain.js";
+import { WsHeadWatcher } from "./ws-head-watcher.js";
+
+export interface ChainStartEntry extends ChainEntry {
+  /** A WebSocket URL per upstream (in `urls` order) that pushes new heads, where one is configured. */
+  ws?: (string | undefined)[];
+}
+
+/** The configured chains, or the embedded nodes when none is configured. */
+export function chainEntries(
+  config: Config,
+  embedded: readonly { chainId: number; url: string }[],
+): ChainStartEntry[] {
+  if (config.chains === undefined) {
+    return embedded.map((n) => ({ chainId: n.chainId, name: `devnet-${n.chainId}`, urls: [n.url] }));
+  }
+  return config.chains.map((c) => ({
+    ...(c.chainId === undefined ? {} : { chainId: c.chainId }),
+    ...(c.name === undefined ? {} : { name: c.name }),
+    urls: c.upstreams.map((u) => u.url),
+    ws: c.upstreams.map((u) => u.ws),
+  }));
+}
+
+export interface StartedChains {
+  list: Chain[];
+  registry: ChainRegistry;
+  readiness: ReadinessMonitor;
+}
+
+export async function startChains(
+  entries: readonly ChainStartEntry[],
+  config: Config,
+  deps: Lifecycle,
+): Promise<StartedChains> {
+  const { logger, shutdown } = deps;
+  const list = await Promise.all(
+    entries.map((e) =>
+      resolveChain(e, { timeoutMs: config.upstreamTimeoutMs, headPollMs: config.headPollMs, logger }),
+    ),
+  );
+  shutdown.add("upstream pools", async () => {
+    await Promise.all(list.map((c) => c.pool.close()));
+  });
+  for (const chain of list) chain.head?.start();
+  // Upstreams with a WebSocket push their new heads; polling carries on for health, lag and latency.
+  const watchers = list.flatMap((chain, i) =>
+    (entries[i]?.ws ?? []).flatMap((ws, j) => {
+      const label = chain.pool.upstreams[j]?.label;
+      if (ws === undefined || label === undefined) return [];
+      return [
+        new WsHeadWatcher({
+          url: ws,
+          logger,
+          onHead: (head) => {
+            if (chain.pool.noteHead(label, head)) chain.head?.observe(head);
+          },
+        }),
+      ];
+    }),
+  );
+  for (const watcher of watchers) watcher.start();
+  shutdown.add("head watchers", () => {
+    for (const watcher of watchers) watcher.stop();
+    for (const chain of list) chain.head?.stop();
+  });
+  const ids = list.map((c) => c.chainId);
+  if (new Set(ids).size !== ids.length) {
+    throw new ChaingateError(`two configured chains are the same chain (ids ${ids.join(", ")})`, {
+      code: "CHAIN_ID_MISMATCH",
+    });
+  }
+  const registry = new ChainRegistry(list, config.homeChainId ?? list[0]!.chainId);
+  const readiness = new ReadinessMonitor(registry, 1_000, logger);
+  await readiness.check();
+  readiness.start();
+  shutdown.add("readiness", () => readiness.stop());
+  return { list, registry, readiness };
+}
