@@ -58,7 +58,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           "EVM node gateway and keystore v3 custody service. Native paths answer JSON-RPC 2.0 envelopes with " +
           "HTTP 200; `result` carries the node's own JSON value. Errors on Native paths are JSON-RPC error " +
           "objects; errors on Wallets and /transaction are RFC 9457 problem bodies with a stable `code`.",
-        license: { name: "UNLICENSED", identifier: "UNLICENSED" },
+        license: { name: "MIT", identifier: "MIT" },
       },
       servers: [{ url: "/", description: "this chaingate" }],
       components: {
