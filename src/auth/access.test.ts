@@ -127,34 +127,33 @@ describeEachStore("API keys and tenancy", (target) => {
   it("a revoked key reaches nothing (within the key ring's one-second refresh)", async () => {
     expect((await rt.post("/eth_chainId", undefined, auth(alice.key))).status).toBe(200);
     await keysCli(["revoke", alice.id], rt.dataDir, store);
-    await new Promise((r) => setTimeout(r, 1_100));
-    const after = await rt.post("/eth_chainId", undefined, auth(alice.key));
+    // The ring refreshes every second; a busy machine may take longer, so wait for it (bounded).
+    let after = await rt.post("/eth_chainId", undefined, auth(alice.key));
+    for (const deadline = Date.now() + 30_000; after.status !== 401 && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await rt.post("/eth_chainId", undefined, auth(alice.key));
+    }
     expect(after.status).toBe(401);
     expect(after.json).toMatchObject({ code: "API_KEY_INVALID" });
   });
 });
 
-describe("rate limits, method policy and listening", () => {
+describe("rate limits", () => {
   let rt: TestRuntime;
   beforeAll(async () => {
-    rt = await startTestRuntime({
-      env: {
-        CHAINGATE_RATE_READ: "5",
-        CHAINGATE_RATE_WALLETS: "2",
-        CHAINGATE_DENY_METHODS: "eth_sendTransaction,eth_sign*",
-      },
-    });
+    // Budgets per hour: nothing refills while the test runs, however slow the machine.
+    rt = await startTestRuntime({ env: { CHAINGATE_RATE_READ: "5/h", CHAINGATE_RATE_WALLETS: "2/h" } });
   });
   afterAll(async () => rt?.close());
 
   it("answers 429 with Retry-After once a group's budget is spent; other groups are unaffected", async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 8; i++) statuses.push((await rt.post("/eth_chainId")).status);
-    expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
-    expect(statuses.slice(5)).toContain(429);
+    for (let i = 0; i < 5; i++) statuses.push((await rt.post("/eth_chainId")).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
     const limited = await fetch(`${rt.url}/eth_chainId`, { method: "POST" });
     expect(limited.status).toBe(429);
-    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // One token comes back every 12 minutes.
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(600);
     expect(await limited.json()).toMatchObject({ code: "RATE_LIMITED", status: 429, retryable: true });
 
     const wallet = { type: "KEYSTORE_V3", password: "pw", address_quantity: 1 };
@@ -166,9 +165,16 @@ describe("rate limits, method policy and listening", () => {
     expect(created.map((c) => c.status)).toEqual([200, 200, 429]);
     expect(await rt.store.db.selectFrom("wallets").select("id").execute()).toHaveLength(2);
   });
+});
+
+describe("method policy", () => {
+  let rt: TestRuntime;
+  beforeAll(async () => {
+    rt = await startTestRuntime({ env: { CHAINGATE_DENY_METHODS: "eth_sendTransaction,eth_sign*" } });
+  });
+  afterAll(async () => rt?.close());
 
   it("refuses denied methods on Native paths and in batches, and serves the rest", async () => {
-    await new Promise((r) => setTimeout(r, 1_100));
     const denied = await rt.post("/eth_sendTransaction", {
       params: [{ from: DEV_ACCOUNT_2, to: DEV_ACCOUNT_2 }],
     });

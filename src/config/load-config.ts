@@ -259,14 +259,14 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     insecure: v.insecure,
     // With API keys the documented defaults apply; with none (one local user) only limits set on purpose.
     rateLimits: {
-      read: { count: v.rateRead ?? 0, perMs: 1000 },
-      sign: { count: v.rateSign ?? 50, perMs: 1000 },
-      wallet_create: { count: v.rateWallets ?? 30, perMs: 60_000 },
+      read: v.rateRead ?? { count: 0, perMs: 1000 },
+      sign: v.rateSign ?? { count: 50, perMs: 1000 },
+      wallet_create: v.rateWallets ?? { count: 30, perMs: 60_000 },
     },
     rateLimitsWithoutKeys: {
-      read: { count: v.rateRead ?? 0, perMs: 1000 },
-      sign: { count: v.rateSign ?? 0, perMs: 1000 },
-      wallet_create: { count: v.rateWallets ?? 0, perMs: 60_000 },
+      read: v.rateRead ?? { count: 0, perMs: 1000 },
+      sign: v.rateSign ?? { count: 0, perMs: 1000 },
+      wallet_create: v.rateWallets ?? { count: 0, perMs: 60_000 },
     },
     denyMethods: v.denyMethods,
     allowMethods: v.allowMethods,

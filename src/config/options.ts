@@ -1,6 +1,12 @@
 /** The option table: every setting once, with its env name, flag, parser and help text. */
 
-export type OptionValue = string | number | boolean | string[];
+/** A rate option: `count` requests per `perMs` (also the burst). */
+export interface RateOption {
+  count: number;
+  perMs: number;
+}
+
+export type OptionValue = string | number | boolean | string[] | RateOption;
 
 export interface OptionSpec {
   key: keyof OptionValues;
@@ -48,9 +54,9 @@ export interface OptionValues {
   operatorKey: string | undefined;
   relayerIntervalMs: number;
   insecure: boolean;
-  rateRead: number | undefined;
-  rateSign: number | undefined;
-  rateWallets: number | undefined;
+  rateRead: RateOption | undefined;
+  rateSign: RateOption | undefined;
+  rateWallets: RateOption | undefined;
   denyMethods: string[];
   allowMethods: string[];
   requestTimeoutMs: number;
@@ -75,6 +81,22 @@ function integer(min: number, max: number): OptionSpec["parse"] {
     if (value < min || value > max)
       return { error: `must be an integer from ${min} to ${max}, got ${value}` };
     return { value };
+  };
+}
+
+const RATE_UNITS: Record<string, number> = { s: 1000, min: 60_000, h: 3_600_000 };
+
+/** A count in the option's own unit (`50`), or with one of its own (`100/min`, `5/h`). */
+function rate(defaultPerMs: number): OptionSpec["parse"] {
+  return (raw) => {
+    const match = /^(\d+)(?:\/(s|min|h))?$/.exec(raw.trim());
+    const count = Number(match?.[1]);
+    if (!match || count > 1_000_000) {
+      return {
+        error: `must be a count up to 1000000, optionally per s, min or h (e.g. 50 or 100/min), got "${raw}"`,
+      };
+    }
+    return { value: { count, perMs: match[2] ? RATE_UNITS[match[2]]! : defaultPerMs } };
   };
 }
 
@@ -443,25 +465,25 @@ export const OPTIONS: readonly OptionSpec[] = [
     key: "rateRead",
     env: "CHAINGATE_RATE_READ",
     flag: "--rate-read",
-    help: "node reads and listings allowed per second per API key (or per client address without keys); 0: no limit",
+    help: "node reads and listings allowed per second per API key (or per client address without keys), or N/min, N/h; 0: no limit",
     defaultText: "0",
-    parse: integer(0, 1_000_000),
+    parse: rate(1000),
   },
   {
     key: "rateSign",
     env: "CHAINGATE_RATE_SIGN",
     flag: "--rate-sign",
-    help: "signed operations (transactions, tokens, transports, members) per second per key; 0: no limit",
+    help: "signed operations (transactions, tokens, transports, members) per second per key, or N/min, N/h; 0: no limit",
     defaultText: "50 with API keys, off without",
-    parse: integer(0, 1_000_000),
+    parse: rate(1000),
   },
   {
     key: "rateWallets",
     env: "CHAINGATE_RATE_WALLETS",
     flag: "--rate-wallets",
-    help: "wallet creations per minute per key; 0: no limit",
+    help: "wallet creations per minute per key, or N/s, N/h; 0: no limit",
     defaultText: "30 with API keys, off without",
-    parse: integer(0, 1_000_000),
+    parse: rate(60_000),
   },
   {
     key: "denyMethods",

@@ -10,7 +10,8 @@ let bob: string;
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 beforeAll(async () => {
-  rt = await startTestRuntime({ env: { CHAINGATE_RATE_SIGN: "3" } });
+  // A budget per hour: no token comes back between the unlock and the batch, however slow the machine.
+  rt = await startTestRuntime({ env: { CHAINGATE_RATE_SIGN: "3/h" } });
   const keys = new ApiKeyStore(rt.store);
   alice = (await keys.create("user", "alice")).key;
   bob = (await keys.create("user", "bob")).key;
