@@ -1,6 +1,6 @@
 /** Start-up of signing for JSON-RPC clients: unlocked addresses (pruned, forgotten at stop) and custody accounts. */
 import type { Config } from "../config/config.js";
-import { startPeriodic } from "../lifecycle/periodic-task.js";
+import { PRUNE_MS, startPeriodic } from "../lifecycle/periodic-task.js";
 import type { Lifecycle } from "../lifecycle/shutdown.js";
 import type { Store } from "../store/database.js";
 import type { WalletService } from "../wallets/wallet-service.js";
@@ -13,7 +13,7 @@ export function startCustody(
   deps: { store: Store; wallets: WalletService } & Lifecycle,
 ): CustodyAccounts {
   const unlocked = new UnlockedAccounts();
-  startPeriodic({ name: "unlock prune", everyMs: 30_000, run: () => unlocked.prune() }, deps);
+  startPeriodic({ name: "unlock prune", everyMs: PRUNE_MS, run: () => unlocked.prune() }, deps);
   deps.shutdown.add("unlocked accounts", () => unlocked.clear());
   const { sealKey, unlockSeconds, unlockMaxSeconds } = config.custody;
   return new CustodyAccounts({

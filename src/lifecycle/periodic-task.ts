@@ -1,6 +1,9 @@
 /** A background task run every so often: never twice at once, its failures logged, stopped by the shutdown. */
 import type { Lifecycle } from "./shutdown.js";
 
+/** How often in-memory caches with deadlines drop what has expired (unlocks, signers, derived keys). */
+export const PRUNE_MS = 30_000;
+
 export interface PeriodicTask {
   name: string;
   everyMs: number;

@@ -1,7 +1,7 @@
 /** Start-up of the transaction pipeline: fees, nonces, signers (pruned), idempotency, and the tracker (started). */
 import type { LocalAccount } from "viem";
 import type { Config } from "../config/config.js";
-import { startPeriodic } from "../lifecycle/periodic-task.js";
+import { PRUNE_MS, startPeriodic } from "../lifecycle/periodic-task.js";
 import type { Lifecycle } from "../lifecycle/shutdown.js";
 import type { Store } from "../store/database.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
@@ -13,8 +13,6 @@ import { SignerRegistry } from "./signer-registry.js";
 import { TransactionPipeline } from "./transaction-pipeline.js";
 import { TransactionService } from "./transaction-service.js";
 import { TransactionTracker } from "./transaction-tracker.js";
-
-const PRUNE_MS = 30_000;
 
 export interface Transactions {
   fees: FeeOracle;

@@ -2,12 +2,10 @@
 import type { Config } from "../config/config.js";
 import { KeyDeriver } from "../keys/kdf.js";
 import { UnlockCache } from "../keys/unlock-cache.js";
-import { startPeriodic } from "../lifecycle/periodic-task.js";
+import { PRUNE_MS, startPeriodic } from "../lifecycle/periodic-task.js";
 import type { Lifecycle } from "../lifecycle/shutdown.js";
 import type { Store } from "../store/database.js";
 import { WalletService } from "./wallet-service.js";
-
-const PRUNE_MS = 30_000;
 
 export function startWallets(
   config: Config,
