@@ -145,9 +145,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       if (!taken.ok) {
         throw new ChaingateError(`too many sign requests; retry in ${taken.retryAfterSeconds} s`, {
           code: "RATE_LIMITED",
-          status: 429,
-          rpcCode: -32005,
-          retryable: true,
           data: { retry_after_seconds: taken.retryAfterSeconds },
         });
       }

@@ -50,7 +50,7 @@ export class ApiKeyStore {
       .where("revoked_at", "is", null)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) {
-      throw new ChaingateError(`no active key with id ${id}`, { code: "KEY_NOT_FOUND", status: 404 });
+      throw new ChaingateError(`no active key with id ${id}`, { code: "KEY_NOT_FOUND" });
     }
   }
 

@@ -50,9 +50,6 @@ export async function waitForReceipt(chain: Chain, hash: Hex, timeoutMs = 60_000
     if (Date.now() + delay > deadline) {
       throw new ChaingateError(`transaction ${hash} not mined within ${Math.round(timeoutMs / 1000)} s`, {
         code: "NOT_MINED_YET",
-        status: 504,
-        rpcCode: -32011,
-        retryable: true,
         data: { tx_hash: hash },
       });
     }

@@ -1,7 +1,8 @@
 /** Turns reverts of chaingate's own contracts into errors a user can act on, each with a stable code. */
 import { type Abi, decodeErrorResult, type Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { RPC_TX_REJECTED, revertReason } from "../tx/tx-errors.js";
+import { type ErrorCode, RPC_TX_REJECTED } from "../errors/codes.js";
+import { revertReason } from "../tx/tx-errors.js";
 import { BridgeERC20, BridgeERC721, MemberRegistry, MessageEndpoint } from "./artifacts.generated.js";
 
 const ERRORS_ABI = [
@@ -11,7 +12,7 @@ const ERRORS_ABI = [
   ...BridgeERC721.abi,
 ].filter((item) => item.type === "error") as Abi;
 
-type Describe = (args: readonly unknown[]) => { code: string; message: string };
+type Describe = (args: readonly unknown[]) => { code: ErrorCode; message: string };
 
 /** The reverts a caller can cause, in words; any other custom error is named as the contract names it. */
 const DESCRIPTIONS: Record<string, Describe> = {
@@ -79,6 +80,7 @@ export function explainRevert(error: unknown): unknown {
   if (described === undefined && reason === undefined) return error;
   return new ChaingateError(described?.message ?? `execution reverted: ${reason}`, {
     code: described?.code ?? "EXECUTION_REVERTED",
+    // A revert is a refused transaction whatever it means: 422 / -32010, as EXECUTION_REVERTED is.
     status: 422,
     rpcCode: RPC_TX_REJECTED,
     cause: error,

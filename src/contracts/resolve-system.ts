@@ -58,7 +58,7 @@ export async function resolveSystemContracts(deps: {
       operator
         ? "chaingate's contracts are not deployed on every chain: run `chaingate contracts deploy`"
         : "no operator key is configured (CHAINGATE_OPERATOR_KEY), so members and transports are off",
-      { code: "CONTRACTS_UNAVAILABLE", status: 503, rpcCode: -32011 },
+      { code: "CONTRACTS_UNAVAILABLE" },
     );
   };
   return { system, systemOf };

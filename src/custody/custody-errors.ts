@@ -1,29 +1,24 @@
-/** Errors of the custody signer, with geth's messages and codes where clients already know them. */
+/** Errors of the custody signer, with geth's messages (and its -32000) where clients already match them. */
 import { ChaingateError } from "../errors/chaingate-error.js";
-
-/** geth answers both "unknown account" and "authentication needed" with -32000; clients match the text. */
-export const RPC_ACCOUNT_ERROR = -32000;
 
 /** Not one of the caller's custody addresses: another tenant's address answers exactly the same. */
 export function unknownAccount(): ChaingateError {
   return new ChaingateError("unknown account", {
     code: "UNKNOWN_ACCOUNT",
-    status: 404,
-    rpcCode: RPC_ACCOUNT_ERROR,
   });
 }
 
 export function accountLocked(address: string): ChaingateError {
   return new ChaingateError(
     "authentication needed: password or unlock (personal_unlockAccount, or POST /wallet/{id}/unlock)",
-    { code: "ACCOUNT_LOCKED", status: 403, rpcCode: RPC_ACCOUNT_ERROR, data: { address } },
+    { code: "ACCOUNT_LOCKED", data: { address } },
   );
 }
 
 export function unattendedUnavailable(): ChaingateError {
   return new ChaingateError(
     "unattended wallets need a server key: start chaingate with CHAINGATE_SEAL_KEY_FILE",
-    { code: "UNATTENDED_UNAVAILABLE", status: 409, rpcCode: RPC_ACCOUNT_ERROR },
+    { code: "UNATTENDED_UNAVAILABLE" },
   );
 }
 
@@ -31,6 +26,6 @@ export function unattendedUnavailable(): ChaingateError {
 export function sealKeyMismatch(address: string): ChaingateError {
   return new ChaingateError(
     "this unattended address was sealed under another server key; restore that key or make the wallet unattended again",
-    { code: "SEAL_KEY_MISMATCH", status: 503, rpcCode: RPC_ACCOUNT_ERROR, data: { address } },
+    { code: "SEAL_KEY_MISMATCH", data: { address } },
   );
 }

@@ -4,7 +4,7 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidParams } from "../errors/rpc-errors.js";
 import type { FilterService } from "../filters/filter-service.js";
 import type { FeeOracle } from "../tx/fee-oracle.js";
-import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
+import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
 import type { SignedOperation, TransactionPipeline } from "../tx/transaction-pipeline.js";
 import { nodeUnavailable } from "../tx/tx-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
@@ -164,20 +164,9 @@ export class SignerMethods {
         await this.options.filters.noteSent(chain, submitted.txHash);
         return submitted.txHash;
       },
-      (error) =>
-        error instanceof ChaingateError && error.code === "NODE_UNAVAILABLE" && error.data !== undefined,
       (hashes) => ({ status: 200, body: hashes[0] }),
     );
-    if (outcome.status !== 200) {
-      const stored = (outcome.body as { error: { code: string; message: string; data?: unknown } }).error;
-      throw new ChaingateError(stored.message, {
-        code: stored.code,
-        status: outcome.status,
-        rpcCode: -32011,
-        retryable: true,
-        data: stored.data,
-      });
-    }
+    if (outcome.status !== 200) throw replayedError(outcome);
     return outcome.body;
   }
 }

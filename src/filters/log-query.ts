@@ -27,11 +27,18 @@ export const SHARED_POLL_BLOCKS = 4;
 /** Blocks whose full logs are kept for the filters still to poll them. */
 const SHARED_BLOCKS_KEPT = 32;
 
-/** EIP-1474 "limit exceeded", the code hosted providers answer with; clients match on the message. */
-export const RPC_LIMIT_EXCEEDED = -32005;
-
-export function limitExceeded(code: string, message: string): ChaingateError {
-  return new ChaingateError(message, { code, status: 413, rpcCode: RPC_LIMIT_EXCEEDED });
+/** A read limit was reached: 413 / EIP-1474's -32005 "limit exceeded", as hosted providers answer. */
+export function limitExceeded(
+  code:
+    | "LOG_RANGE_TOO_LARGE"
+    | "TOO_MANY_RESULTS"
+    | "FILTER_TOO_LARGE"
+    | "FILTER_LIMIT"
+    | "SUBSCRIPTION_LIMIT"
+    | "RESPONSE_TOO_LARGE",
+  message: string,
+): ChaingateError {
+  return new ChaingateError(message, { code });
 }
 
 /** What is too large in criteria (addresses or topics), or undefined. */

@@ -2,6 +2,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import type { KeyRing, Tenant } from "../auth/key-ring.js";
 import type { RateGroup, RateLimiter } from "../auth/rate-limiter.js";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import type { ErrorCode } from "../errors/codes.js";
+import { problemOf } from "./problem.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -22,37 +25,21 @@ export function isOpen(url: string): boolean {
   return OPEN_PATHS.some((open) => path === open || path.startsWith(`${open}/`));
 }
 
-const REFUSAL_TITLES: Record<number, string> = {
-  401: "Unauthorized",
-  403: "Forbidden",
-  429: "Too Many Requests",
-};
-
 /** Answers a refusal before any handler runs (also for a WebSocket upgrade, whose socket is closed). */
 export function refuse(
   request: FastifyRequest,
   reply: FastifyReply,
-  status: number,
-  code: string,
+  code: ErrorCode,
   detail: string,
   retryAfter?: number,
 ) {
-  if (status === 401) reply.header("www-authenticate", 'Bearer realm="chaingate"');
+  const problem = problemOf(new ChaingateError(detail, { code }));
+  if (problem.status === 401) reply.header("www-authenticate", 'Bearer realm="chaingate"');
   if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
   // A refused WebSocket upgrade is answered on a socket the HTTP server no longer tracks: close it,
   // or it stays open (and holds up shutdown) until the client goes away.
   if (request.headers.upgrade !== undefined) reply.raw.once("finish", () => request.raw.socket?.destroy());
-  return reply
-    .code(status)
-    .type("application/problem+json")
-    .send({
-      type: `urn:chaingate:error:${code.toLowerCase().replaceAll("_", "-")}`,
-      title: REFUSAL_TITLES[status] ?? "Error",
-      status,
-      detail,
-      code,
-      retryable: status === 429,
-    });
+  return reply.code(problem.status).type("application/problem+json").send(problem);
 }
 
 export function bearerKey(request: FastifyRequest): string | undefined {
@@ -93,7 +80,6 @@ export function useAccessControl(
       refuse(
         request,
         reply,
-        429,
         "CONCURRENCY_LIMIT",
         `too many requests in flight: at most ${maxConcurrentPerKey} per API key; retry when some have answered`,
         1,
@@ -131,7 +117,6 @@ export function useAccessControl(
       refuse(
         request,
         reply,
-        429,
         "RATE_LIMITED",
         `too many ${group.replace("_", " ")} requests; retry in ${taken.retryAfterSeconds} s`,
         taken.retryAfterSeconds,
@@ -141,7 +126,7 @@ export function useAccessControl(
       if (!keys.enabledNow) return limit(request, reply, done);
       const key = bearerKey(request);
       if (key === undefined) {
-        refuse(request, reply, 401, "API_KEY_REQUIRED", "send an API key: Authorization: Bearer <key>");
+        refuse(request, reply, "API_KEY_REQUIRED", "send an API key: Authorization: Bearer <key>");
         return;
       }
       const known = keys.known(key);
@@ -152,7 +137,7 @@ export function useAccessControl(
       keys.lookup(key).then(
         (tenant) => {
           if (!tenant) {
-            refuse(request, reply, 401, "API_KEY_INVALID", "the API key is unknown or revoked");
+            refuse(request, reply, "API_KEY_INVALID", "the API key is unknown or revoked");
             return;
           }
           request.tenant = tenant;

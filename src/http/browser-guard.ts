@@ -58,7 +58,6 @@ export function useBrowserGuard(app: FastifyInstance, options: BrowserGuardOptio
       refuse(
         request,
         reply,
-        403,
         "HOST_NOT_ALLOWED",
         `invalid host specified: "${String(host).slice(0, 100)}" (list it with --vhosts, or use an API key)`,
       );
@@ -69,7 +68,6 @@ export function useBrowserGuard(app: FastifyInstance, options: BrowserGuardOptio
       refuse(
         request,
         reply,
-        403,
         "ORIGIN_NOT_ALLOWED",
         `requests from the web origin "${origin.slice(0, 100)}" are refused (list it with --allowed-origins, or use an API key)`,
       );

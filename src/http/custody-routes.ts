@@ -69,8 +69,6 @@ function operatorOwner(request: FastifyRequest): string | null {
   if (request.tenant.role !== "admin") {
     throw new ChaingateError("making a wallet unattended needs an admin API key", {
       code: "ADMIN_REQUIRED",
-      status: 403,
-      rpcCode: -32012,
     });
   }
   return null;

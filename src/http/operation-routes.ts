@@ -9,7 +9,7 @@ import { invalidParams } from "../errors/rpc-errors.js";
 import type { Operation } from "../operations/operation.js";
 import { errorText, readNativeRequest, resultText, salvageId } from "../rpc/envelope.js";
 import { RequestIdSchema, ResponseEnvelopeSchema } from "../rpc/envelope-schemas.js";
-import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
+import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
 import { ownerOf } from "./access-control.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
 
@@ -113,8 +113,6 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
           if (operation.admin && request.tenant !== null && request.tenant.role !== "admin") {
             throw new ChaingateError(`${operation.path} needs an admin API key`, {
               code: "ADMIN_REQUIRED",
-              status: 403,
-              rpcCode: -32012,
             });
           }
           const context = {
@@ -128,22 +126,8 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
             context.idempotencyKey,
             requestHash(input),
             () => operation.run(input, context),
-            // Something was signed and stored but not yet sent: the same key must not sign it twice.
-            (error) =>
-              error instanceof ChaingateError &&
-              error.code === "NODE_UNAVAILABLE" &&
-              error.data !== undefined,
           );
-          if (outcome.status !== 200) {
-            const stored = (outcome.body as { error: { code: string; message: string; data?: unknown } })
-              .error;
-            throw new ChaingateError(stored.message, {
-              code: stored.code,
-              rpcCode: -32011,
-              retryable: true,
-              data: stored.data,
-            });
-          }
+          if (outcome.status !== 200) throw replayedError(outcome);
           return resultText(id, outcome.body);
         } catch (error) {
           if (!(error instanceof ChaingateError)) request.log.error({ err: error }, "operation failed");

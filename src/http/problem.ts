@@ -1,5 +1,6 @@
 /** RFC 9457 problem bodies for the REST-style groups (wallets, /transaction). */
 import { ChaingateError } from "../errors/chaingate-error.js";
+import type { ErrorCode } from "../errors/codes.js";
 
 export interface Problem {
   type: string;
@@ -21,6 +22,7 @@ const TITLES: Record<number, string> = {
   413: "Payload Too Large",
   415: "Unsupported Media Type",
   422: "Unprocessable Entity",
+  426: "Upgrade Required",
   429: "Too Many Requests",
   500: "Internal Server Error",
   502: "Bad Gateway",
@@ -41,18 +43,11 @@ export function problemOf(error: unknown): Problem {
     if (error.data !== undefined) problem.errors = error.data;
     return problem;
   }
-  return {
-    type: "urn:chaingate:error:internal",
-    title: TITLES[500]!,
-    status: 500,
-    detail: "Internal error",
-    code: "INTERNAL",
-    retryable: false,
-  };
+  return problemOf(new ChaingateError("Internal error", { code: "INTERNAL" }));
 }
 
 /** Stable names for Fastify's own request errors (its FST_ codes are an implementation detail). */
-const FASTIFY_CODES: Record<string, string> = {
+const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: "INVALID_JSON",
   FST_ERR_CTP_EMPTY_JSON_BODY: "INVALID_JSON",
   FST_ERR_CTP_INVALID_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
@@ -66,36 +61,25 @@ export function fromFastifyError(error: unknown, bodyLimit: number): unknown {
   if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
     return new ChaingateError(`Request body larger than ${bodyLimit} bytes`, {
       code: "BODY_TOO_LARGE",
-      status: 413,
-      rpcCode: -32600,
     });
   }
   if (e.validation !== undefined) {
     return new ChaingateError(e.message ?? "request is not valid", {
       code: "VALIDATION_FAILED",
-      status: 400,
-      rpcCode: -32602,
       data: e.validation,
     });
   }
   if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
     return new ChaingateError(e.message ?? "bad request", {
-      code: FASTIFY_CODES[e.code ?? ""] ?? (e.code ?? "BAD_REQUEST").replace(/^FST_ERR_/, ""),
+      code: FASTIFY_CODES[e.code ?? ""] ?? "BAD_REQUEST",
+      // Fastify knows which 4xx its own refusal is (404, 405, 415, ...).
       status: e.statusCode,
-      rpcCode: -32600,
     });
   }
   return error;
 }
 
 /** The 404 problem body for a path nothing serves. */
-export function notFoundProblem(detail: string) {
-  return {
-    type: "urn:chaingate:error:not-found",
-    title: "Not Found",
-    status: 404,
-    detail,
-    code: "NOT_FOUND",
-    retryable: false,
-  };
+export function notFoundProblem(detail: string): Problem {
+  return problemOf(new ChaingateError(detail, { code: "NOT_FOUND" }));
 }

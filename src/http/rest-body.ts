@@ -19,7 +19,7 @@ export function useRestBodies(app: FastifyInstance): void {
     done(
       new ChaingateError(
         `the body must be JSON: send it with Content-Type: application/json (got ${JSON.stringify(request.headers["content-type"])})`,
-        { code: "UNSUPPORTED_MEDIA_TYPE", status: 415, rpcCode: -32600 },
+        { code: "UNSUPPORTED_MEDIA_TYPE" },
       ),
     );
   });

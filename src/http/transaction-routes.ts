@@ -2,6 +2,7 @@
 import type { Static } from "@sinclair/typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyPluginAsync } from "fastify";
+import { replayedError } from "../tx/idempotency.js";
 import { CreateTransactionBody, TransactionResult } from "../tx/transaction-schemas.js";
 import type { TransactionService } from "../tx/transaction-service.js";
 import { ProblemSchema } from "../wallets/wallet-schemas.js";
@@ -45,26 +46,15 @@ export const transactionRoutes: FastifyPluginAsync<TransactionRoutesOptions> = a
         },
         config: { rateGroup: "sign" },
       },
-      async (request, reply) => {
+      async (request) => {
         const key = request.headers["idempotency-key"];
         const result = await options.transactions.send(request.body, {
           idempotencyKey: typeof key === "string" ? key : undefined,
           chainHeader: request.headers["x-chain-id"],
           owner: ownerOf(request),
         });
-        if (result.status !== 200) {
-          reply.code(result.status).type("application/problem+json");
-          const stored = (result.body as { error: { code: string; message: string; data?: unknown } }).error;
-          return {
-            type: `urn:chaingate:error:${stored.code.toLowerCase().replaceAll("_", "-")}`,
-            title: "Replayed",
-            status: result.status,
-            detail: stored.message,
-            code: stored.code,
-            retryable: true,
-            ...(stored.data === undefined ? {} : { errors: stored.data }),
-          };
-        }
+        // A failure kept under the Idempotency-Key: the error handler answers it as a problem body.
+        if (result.status !== 200) throw replayedError(result);
         return result.body;
       },
     );

@@ -4,6 +4,7 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
 import type { KeyRing } from "../auth/key-ring.js";
+import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidParams, invalidRequest } from "../errors/rpc-errors.js";
 import type { LogCriteria } from "../filters/filter-criteria.js";
 import type { LogQuery } from "../filters/log-query.js";
@@ -14,6 +15,7 @@ import { FilterObject } from "../rpc/param-schemas.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { ownerOf, refuse, tenantOf } from "./access-control.js";
 import { parseJsonText } from "./json-body.js";
+import { problemOf } from "./problem.js";
 
 export interface WebSocketOptions {
   chains: ChainRegistry;
@@ -171,7 +173,6 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
           refuse(
             request,
             reply,
-            429,
             "SOCKET_LIMIT",
             `too many WebSocket connections: at most ${options.socketsPerKey} per API key`,
             1,
@@ -181,14 +182,17 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
         done();
       },
       handler: async (_request, reply) =>
-        reply.code(426).type("application/problem+json").send({
-          type: "urn:chaingate:error:upgrade-required",
-          title: "Upgrade Required",
-          status: 426,
-          detail: "GET / is the JSON-RPC WebSocket endpoint; send POST / for HTTP JSON-RPC, or see /docs",
-          code: "UPGRADE_REQUIRED",
-          retryable: false,
-        }),
+        reply
+          .code(426)
+          .type("application/problem+json")
+          .send(
+            problemOf(
+              new ChaingateError(
+                "GET / is the JSON-RPC WebSocket endpoint; send POST / for HTTP JSON-RPC, or see /docs",
+                { code: "UPGRADE_REQUIRED" },
+              ),
+            ),
+          ),
       wsHandler: serve,
     });
   }

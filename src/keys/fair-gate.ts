@@ -1,11 +1,12 @@
 /** A counting semaphore that serves tenants in turn (round robin) and bounds what each, and all, may queue. */
 import { ChaingateError } from "../errors/chaingate-error.js";
+import type { ErrorCode } from "../errors/codes.js";
 
 export interface FairGateLimits {
   /** What the gate guards, for its refusals: "key derivations", "node calls". */
   what?: string;
   /** The code of its refusals (default KDF_BUSY). */
-  code?: string;
+  code?: Extract<ErrorCode, "KDF_BUSY" | "UPSTREAM_BUSY">;
   /** Tasks running at once. */
   permits: number;
   /** Tasks one tenant may have running or waiting. */
@@ -37,9 +38,6 @@ export class FairGate {
         `too many ${this.limits.what ?? "key derivations"} in progress for this API key (at most ${this.limits.perTenant}); retry in a moment`,
         {
           code: this.limits.code ?? "KDF_BUSY",
-          status: 429,
-          rpcCode: -32005,
-          retryable: true,
           data: { retry_after_seconds: 1 },
         },
       );
@@ -49,9 +47,8 @@ export class FairGate {
         `the queue of ${this.limits.what ?? "key derivations"} is full; retry in a moment`,
         {
           code: this.limits.code ?? "KDF_BUSY",
+          // The code's second status: not this tenant's share but everyone's queue is full.
           status: 503,
-          rpcCode: -32005,
-          retryable: true,
           data: { retry_after_seconds: 1 },
         },
       );

@@ -25,8 +25,6 @@ export function normalizeMnemonic(phrase: string): string {
   if (!validateMnemonic(normalized, wordlist)) {
     throw new ChaingateError("Invalid mnemonic: not a valid BIP-39 English phrase (checksum or words)", {
       code: "INVALID_MNEMONIC",
-      status: 400,
-      rpcCode: -32602,
     });
   }
   return normalized;

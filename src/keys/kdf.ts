@@ -85,7 +85,7 @@ export class KeyDeriver {
     const problem = kdfProblem(params);
     if (problem) {
       return Promise.reject(
-        new ChaingateError(`Unsupported keystore: ${problem}`, { code: "INVALID_KEYSTORE", status: 400 }),
+        new ChaingateError(`Unsupported keystore: ${problem}`, { code: "INVALID_KEYSTORE" }),
       );
     }
     const salt = Buffer.from(params.salt, "hex");

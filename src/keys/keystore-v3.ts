@@ -42,7 +42,7 @@ export function seal(secret: Uint8Array, derivedKey: Uint8Array): SealedSecret {
 }
 
 export function wrongPassword(): ChaingateError {
-  return new ChaingateError("Wrong password", { code: "WRONG_PASSWORD", status: 401, rpcCode: -32001 });
+  return new ChaingateError("Wrong password", { code: "WRONG_PASSWORD" });
 }
 
 /** Decrypts after checking the MAC in constant time; a mismatch means a wrong password. */
@@ -81,8 +81,6 @@ export function toKeystore(
 function invalid(detail: string): ChaingateError {
   return new ChaingateError(`Invalid keystore: ${detail}`, {
     code: "INVALID_KEYSTORE",
-    status: 400,
-    rpcCode: -32602,
   });
 }
 

@@ -162,7 +162,5 @@ export class MemberService {
 function memberNameTaken(name: string): ChaingateError {
   return new ChaingateError(`a member named "${name}" is registered already`, {
     code: "MEMBER_NAME_TAKEN",
-    status: 409,
-    rpcCode: -32602,
   });
 }

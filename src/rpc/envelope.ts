@@ -1,6 +1,7 @@
 /** JSON-RPC 2.0 envelopes: reading requests and writing responses as JSON text. */
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { invalidRequest, RPC_INTERNAL_ERROR } from "../errors/rpc-errors.js";
+import { RPC_INTERNAL_ERROR } from "../errors/codes.js";
+import { invalidRequest } from "../errors/rpc-errors.js";
 import { JsonText } from "./response-cache.js";
 
 export type RequestId = string | number | null;

@@ -1,8 +1,6 @@
 /** The operator's allow/deny list of node methods: refused calls never reach a node. */
 import { ChaingateError } from "../errors/chaingate-error.js";
 
-export const RPC_METHOD_DENIED = -32013;
-
 export type MethodPolicy = (method: string) => boolean;
 
 function matcher(patterns: readonly string[]): MethodPolicy {
@@ -21,7 +19,5 @@ export function methodPolicy(allow: readonly string[], deny: readonly string[]):
 export function methodDenied(method: string): ChaingateError {
   return new ChaingateError(`Method ${method} is not allowed by this gateway's policy`, {
     code: "METHOD_DENIED",
-    status: 403,
-    rpcCode: RPC_METHOD_DENIED,
   });
 }

@@ -82,8 +82,6 @@ export async function openStore(
   } catch (error) {
     throw new ChaingateError(`Cannot open the ${location.kind} store: ${(error as Error).message}`, {
       code: "STORE_UNAVAILABLE",
-      status: 503,
-      retryable: true,
       cause: error,
     });
   }

@@ -63,9 +63,6 @@ export function storeUnavailable(error: unknown): ChaingateError {
   const code = codeOf(error);
   return new ChaingateError(`The database is unavailable (${code ?? "connection lost"}); retry shortly`, {
     code: "STORE_UNAVAILABLE",
-    status: 503,
-    rpcCode: -32011,
-    retryable: true,
     cause: error,
   });
 }

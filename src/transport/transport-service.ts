@@ -50,7 +50,7 @@ export class TransportService {
         standard === "ERC20"
           ? "token is an ERC20: give `amount`, not `token_id`"
           : "token is an ERC721: give `token_id`, not `amount`",
-        { code: "INVALID_PARAMS", status: 400, rpcCode: -32602 },
+        { code: "INVALID_PARAMS" },
       );
     }
     const id = toHex(randomBytes(32));
@@ -144,8 +144,6 @@ export class TransportService {
     if (destinationChainId === signer.chain.chainId) {
       throw new ChaingateError("destination_chain_id is the source chain; use transfer_tokens on one chain", {
         code: "SAME_CHAIN",
-        status: 400,
-        rpcCode: -32602,
       });
     }
     if (this.options.chains.get(destinationChainId) === undefined)
@@ -153,8 +151,6 @@ export class TransportService {
     if (!(await this.options.members.isMemberChain(destinationChainId))) {
       throw new ChaingateError(`no ACTIVE member is registered on chain ${destinationChainId}`, {
         code: "DESTINATION_NOT_MEMBER",
-        status: 422,
-        rpcCode: -32602,
       });
     }
   }

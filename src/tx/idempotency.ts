@@ -2,7 +2,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { isErrorCode } from "../errors/codes.js";
 import type { Store } from "../store/database.js";
+import { isSignedButNotSent } from "./tx-errors.js";
 
 export type IdempotencyStart = { kind: "new" } | { kind: "replay"; status: number; body: unknown };
 
@@ -37,6 +39,19 @@ export const interrupted: Recover = (txHashes) => ({
   },
 });
 
+/**
+ * A failure kept under a key (signed but not sent, or interrupted), as the error every retry with the
+ * key is answered: the code, message and data first answered, with the status stored beside them.
+ */
+export function replayedError(outcome: { status: number; body: unknown }): ChaingateError {
+  const stored = (outcome.body as { error?: { code?: unknown; message?: unknown; data?: unknown } }).error;
+  return new ChaingateError(String(stored?.message ?? "the first answer to this Idempotency-Key"), {
+    code: isErrorCode(stored?.code) ? stored.code : "INTERNAL",
+    status: outcome.status,
+    data: stored?.data,
+  });
+}
+
 /** Canonical JSON (sorted keys), so key order does not change a request's identity. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
@@ -63,8 +78,6 @@ export function checkKey(key: string): void {
   if (key.length === 0 || key.length > 200 || !/^[\x21-\x7e]+$/.test(key)) {
     throw new ChaingateError("Idempotency-Key must be 1 to 200 visible ASCII characters", {
       code: "INVALID_IDEMPOTENCY_KEY",
-      status: 400,
-      rpcCode: -32602,
     });
   }
 }
@@ -115,8 +128,6 @@ export class IdempotencyStore {
       if (row.request_hash !== hash) {
         throw new ChaingateError("Idempotency-Key was already used with a different request body", {
           code: "IDEMPOTENCY_KEY_REUSED",
-          status: 409,
-          rpcCode: -32602,
         });
       }
       if (row.status === "done") {
@@ -130,9 +141,6 @@ export class IdempotencyStore {
       if (leaseUntil > now) {
         throw new ChaingateError("A request with this Idempotency-Key is still in progress", {
           code: "IDEMPOTENCY_IN_PROGRESS",
-          status: 409,
-          rpcCode: -32603,
-          retryable: true,
           data: { retry_after_ms: leaseUntil - now },
         });
       }
@@ -156,9 +164,6 @@ export class IdempotencyStore {
     }
     throw new ChaingateError("A request with this Idempotency-Key is still in progress", {
       code: "IDEMPOTENCY_IN_PROGRESS",
-      status: 409,
-      rpcCode: -32603,
-      retryable: true,
     });
   }
 
@@ -245,7 +250,6 @@ export class IdempotencyStore {
     key: string | undefined,
     hash: string,
     operation: () => Promise<T>,
-    keepError: (error: unknown) => boolean,
     routeRecover?: Recover,
   ): Promise<{ status: number; body: unknown; replayed: boolean }> {
     const recover = routeRecover ?? interrupted;
@@ -259,7 +263,7 @@ export class IdempotencyStore {
       return { status: 200, body, replayed: false };
     } catch (error) {
       try {
-        if (keepError(error) && error instanceof ChaingateError) {
+        if (isSignedButNotSent(error)) {
           // Signed and stored, not yet accepted by a node: the tracker sends it. A retry is told
           // what was signed (the route's answer when it can be rebuilt), never signs again.
           const signed = routeRecover === undefined ? [] : await this.signedUnder(route, key);

@@ -18,6 +18,7 @@ import {
   isNonceConflict,
   nodeUnavailable,
   nonceNotNext,
+  SignedNotSentError,
   sendRejected,
 } from "./tx-errors.js";
 
@@ -107,11 +108,7 @@ export class TransactionPipeline {
         } else {
           // We cannot tell whether the node took it: it stays queued and the tracker resends the
           // stored bytes, so the nonce is neither lost nor reused.
-          throw nodeUnavailable((error as Error).message, {
-            id: row.id,
-            tx_hash: row.tx_hash,
-            state: "queued",
-          });
+          throw new SignedNotSentError((error as Error).message, row);
         }
       }
       op.chain.head?.refresh();

@@ -1,5 +1,5 @@
 /** POST /transaction: unlock the wallet's key, then send through the pipeline, once per Idempotency-Key. */
-import { badRequest, ChaingateError } from "../errors/chaingate-error.js";
+import { badRequest } from "../errors/chaingate-error.js";
 import { parseAddress, parseHexData, parseWei } from "../operations/parse-input.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
@@ -74,9 +74,6 @@ export class TransactionService {
         });
         return { tx_hash: submitted.txHash };
       },
-      // A transaction that was signed and stored (node unavailable) must never be signed twice.
-      (error) =>
-        error instanceof ChaingateError && error.code === "NODE_UNAVAILABLE" && error.data !== undefined,
       // Cut off after signing (a crash): the transaction is tracked; its hash is the answer.
       (hashes) => ({ status: 200, body: { tx_hash: hashes[0] } }),
     );

@@ -4,10 +4,6 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import { classifyNodeError } from "../errors/node-errors.js";
 import type { NodeRpcError } from "../errors/rpc-errors.js";
 
-/** JSON-RPC codes for pipeline failures inside envelopes (token and member operations). */
-export const RPC_TX_REJECTED = -32010;
-export const RPC_TX_UNAVAILABLE = -32011;
-
 /** Solidity's panic codes (the compiler's own list), in words. */
 const PANICS: Record<number, string> = {
   0: "generic compiler panic",
@@ -48,19 +44,15 @@ export function estimationFailed(error: NodeRpcError): ChaingateError {
   if (classifyNodeError(error.message) === "insufficient_funds") {
     return new ChaingateError(`Insufficient funds: ${error.message}`, {
       code: "INSUFFICIENT_FUNDS",
-      status: 422,
-      rpcCode: RPC_TX_REJECTED,
       data: { node_code: error.rpcCode, node_message: error.message },
     });
   }
   const reason = revertReason(error.data);
-  const reverted = error.rpcCode === 3 || /revert/i.test(error.message);
+  const reverted = classifyNodeError(error.message, error.rpcCode) === "reverted";
   return new ChaingateError(
     reverted ? `Execution reverted${reason ? `: ${reason}` : ""}` : `Estimation failed: ${error.message}`,
     {
       code: reverted ? "EXECUTION_REVERTED" : "ESTIMATION_FAILED",
-      status: 422,
-      rpcCode: RPC_TX_REJECTED,
       data: {
         node_code: error.rpcCode,
         node_message: error.message,
@@ -76,21 +68,30 @@ export function sendRejected(error: NodeRpcError): ChaingateError {
   const funds = classifyNodeError(error.message) === "insufficient_funds";
   return new ChaingateError(`${funds ? "Insufficient funds" : "Transaction rejected"}: ${error.message}`, {
     code: funds ? "INSUFFICIENT_FUNDS" : "TRANSACTION_REJECTED",
-    status: 422,
-    rpcCode: RPC_TX_REJECTED,
     data: { node_code: error.rpcCode, node_message: error.message },
   });
 }
 
-export function nodeUnavailable(detail: string, data?: Record<string, unknown>): ChaingateError {
-  return new ChaingateError(`Node unavailable: ${detail}`, {
-    code: "NODE_UNAVAILABLE",
-    status: 503,
-    rpcCode: RPC_TX_UNAVAILABLE,
-    retryable: true,
-    ...(data ? { data } : {}),
-  });
+export function nodeUnavailable(detail: string): ChaingateError {
+  return new ChaingateError(`Node unavailable: ${detail}`, { code: "NODE_UNAVAILABLE" });
 }
+
+/**
+ * Signed and stored, but no node has taken it (yet): the tracker sends the stored bytes. Whatever
+ * answered this request must never sign it again, so an Idempotency-Key keeps this answer.
+ */
+export class SignedNotSentError extends ChaingateError {
+  constructor(detail: string, row: { id: string; tx_hash: string }) {
+    super(`Node unavailable: ${detail}`, {
+      code: "NODE_UNAVAILABLE",
+      data: { id: row.id, tx_hash: row.tx_hash, state: "queued" },
+    });
+    this.name = "SignedNotSentError";
+  }
+}
+
+export const isSignedButNotSent = (error: unknown): error is SignedNotSentError =>
+  error instanceof SignedNotSentError;
 
 export const isNonceConflict = (e: NodeRpcError): boolean =>
   classifyNodeError(e.message) === "nonce_conflict";
@@ -102,8 +103,6 @@ export function nonceNotNext(given: number, next: number): ChaingateError {
     `nonce ${given} is not this account's next nonce (${next}); leave nonce out and chaingate assigns it`,
     {
       code: given < next ? "NONCE_TOO_LOW" : "NONCE_TOO_HIGH",
-      status: 409,
-      rpcCode: RPC_TX_REJECTED,
       data: { given, next },
     },
   );

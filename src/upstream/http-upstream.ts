@@ -1,16 +1,13 @@
 /** One node reached over HTTP: sends JSON-RPC calls and sorts failures into faults and answers. */
 import { Pool } from "undici";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { classifyNodeError } from "../errors/node-errors.js";
 import { NodeRpcError, upstreamUnavailable } from "../errors/rpc-errors.js";
 
 export interface UpstreamCall {
   method: string;
   params: readonly unknown[];
 }
-
-/** JSON-RPC codes that mean "try again later" rather than a deterministic answer. */
-const FAULT_RPC_CODES = new Set([-32005, -32097, 429]);
-const FAULT_MESSAGE = /rate limit|too many requests|capacity|temporarily unavailable|timeout|timed out/i;
 
 /** No node answer larger than this is read into memory (the answer ceiling to clients is lower). */
 export const MAX_NODE_ANSWER_BYTES = 256 * 1024 * 1024;
@@ -88,7 +85,7 @@ export class HttpUpstream {
     if (envelope.error !== undefined && envelope.error !== null) {
       const code = typeof envelope.error.code === "number" ? envelope.error.code : -32603;
       const message = typeof envelope.error.message === "string" ? envelope.error.message : "node error";
-      if (FAULT_RPC_CODES.has(code) || FAULT_MESSAGE.test(message)) {
+      if (classifyNodeError(message, code) === "fault") {
         throw upstreamUnavailable(`${this.label}: ${message}`);
       }
       throw new NodeRpcError(code, message, envelope.error.data);
@@ -118,8 +115,6 @@ async function readCapped(
       body.destroy();
       throw new ChaingateError(`the node's answer is larger than ${max / 1048576} MiB`, {
         code: "RESPONSE_TOO_LARGE",
-        status: 413,
-        rpcCode: -32005,
       });
     }
     chunks.push(chunk);

@@ -190,7 +190,7 @@ export class UpstreamPool {
             member.consecutiveFaults = 0;
           }
         } catch (error) {
-          if (!(error instanceof ChaingateError) || !error.retryable) return;
+          if (!(error instanceof ChaingateError) || !error.failover) return;
           this.fault(member);
         }
       }),
@@ -250,7 +250,7 @@ export class UpstreamPool {
         return result;
       } catch (error) {
         // A node's answer (revert, bad params) is deterministic: another node would say the same.
-        if (!(error instanceof ChaingateError) || !error.retryable) {
+        if (!(error instanceof ChaingateError) || !error.failover) {
           member.answered++;
           throw error;
         }
@@ -307,7 +307,7 @@ export class UpstreamPool {
       try {
         return { label: member.upstream.label, result: await member.upstream.call(call) };
       } catch (error) {
-        if (!(error instanceof ChaingateError) || !error.retryable) throw error;
+        if (!(error instanceof ChaingateError) || !error.failover) throw error;
         this.fault(member);
         lastFault = error;
       }
