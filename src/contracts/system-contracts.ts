@@ -16,6 +16,7 @@ import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { BridgeERC20, BridgeERC721, MemberRegistry, MessageEndpoint } from "./artifacts.generated.js";
 import { codeAt, waitForReceipt } from "./chain-calls.js";
+import { submitAsOperator } from "./operator-submit.js";
 
 /** The deterministic-deployment proxy present on anvil and most public chains. */
 export const CREATE2_DEPLOYER: Hex = "0x4e59b44847b379578588920ca78fbf26c0b4956c";
@@ -102,14 +103,10 @@ export interface DeployOptions {
 
 async function deployOne(options: DeployOptions, chain: Chain, name: string, init: Hex, address: Hex) {
   if ((await codeAt(chain, address)) !== "0x") return;
-  const submitted = await options.pipeline.submit({
+  const submitted = await submitAsOperator(options.pipeline, options.operator, {
     chain,
-    account: options.operator,
-    walletId: null,
-    addressIndex: null,
     to: CREATE2_DEPLOYER,
     data: concat([SYSTEM_SALT, init]),
-    value: 0n,
     kind: "system_deployment",
     metadata: { contract: name, address },
   });

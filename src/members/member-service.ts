@@ -3,6 +3,7 @@ import { decodeEventLog, encodeFunctionData, getAddress, type Hex, zeroAddress }
 import { MemberRegistry } from "../contracts/artifacts.generated.js";
 import { readContract, waitForReceipt } from "../contracts/chain-calls.js";
 import { explainRevert } from "../contracts/contract-errors.js";
+import { submitAsOperator } from "../contracts/operator-submit.js";
 import type { SystemContracts } from "../contracts/system-contracts.js";
 import { badRequest, ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
@@ -57,18 +58,14 @@ export class MemberService {
     const owner = input.owner ?? system.operator.address;
     let submitted: Awaited<ReturnType<TransactionPipeline["submit"]>>;
     try {
-      submitted = await pipeline.submit({
+      submitted = await submitAsOperator(pipeline, system.operator, {
         chain: home,
-        account: system.operator,
-        walletId: null,
-        addressIndex: null,
         to: system.registry,
         data: encodeFunctionData({
           abi: MemberRegistry.abi,
           functionName: "register",
           args: [input.name, BigInt(input.chain_id), MEMBER_ROLES.indexOf(input.role), owner],
         }),
-        value: 0n,
         kind: "register_new_member",
         metadata: { name: input.name, member_chain_id: input.chain_id, role: input.role },
         owner: tenant,

@@ -96,6 +96,8 @@ export interface TransactionsTable {
   sent_at: number | null;
   /** The Idempotency-Key (route and key) the transaction was signed under, so a crash can be resolved. */
   idempotency_ref: string | null;
+  /** The transport this transaction sends, delivers, cancels or refunds. */
+  transport_id: string | null;
 }
 
 export interface IdempotencyKeysTable {

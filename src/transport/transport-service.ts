@@ -65,6 +65,7 @@ export class TransportService {
       value: 0n,
       kind: input.data === "0x" ? "trasport_token" : "transport_token_with_data",
       metadata: { transport_id: id, destination_chain_id: input.destinationChainId, token: input.token },
+      transportId: id,
       owner,
     });
     await this.record(
@@ -111,6 +112,7 @@ export class TransportService {
       value: 0n,
       kind: "transport_arbitrary_message",
       metadata: { transport_id: id, destination_chain_id: input.destinationChainId },
+      transportId: id,
       owner,
     });
     await this.record(

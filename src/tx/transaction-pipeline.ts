@@ -33,6 +33,8 @@ export interface SignedOperation {
   value: bigint;
   kind: string;
   metadata?: Record<string, unknown>;
+  /** The transport this transaction sends, delivers, cancels or refunds (its own indexed column). */
+  transportId?: string;
   owner?: string | null;
   /** A fixed gas limit skips estimation (fillers, replacements, a client's own `gas`). */
   gas?: bigint;
@@ -255,6 +257,7 @@ export class TransactionPipeline {
       sent_at: null,
       // Fillers and replacements are the gateway's own; the request's key names what it asked for.
       idempotency_ref: op.kind === "filler" || replaces !== null ? null : (currentIdempotencyRef() ?? null),
+      transport_id: op.transportId ?? null,
     };
     await trx.insertInto("transactions").values(row).execute();
     return row;

@@ -5,10 +5,12 @@ import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
-import type { FeeOracle, Fees } from "./fee-oracle.js";
+import { replacementFees } from "./fee-bump.js";
+import type { FeeOracle } from "./fee-oracle.js";
+import { revertOf } from "./revert-replay.js";
 import type { SignerRegistry } from "./signer-registry.js";
 import type { TransactionPipeline } from "./transaction-pipeline.js";
-import { isAlreadyKnown, isNonceConflict, revertReason } from "./tx-errors.js";
+import { isAlreadyKnown, isNonceConflict } from "./tx-errors.js";
 
 export interface TrackerOptions {
   store: Store;
@@ -30,10 +32,6 @@ export interface TrackerOptions {
   fallbackSigner?: (address: string) => Promise<LocalAccount | undefined>;
   now?: () => number;
 }
-
-/** Raises a fee by 12.5% (nodes ask for at least 10% to replace a pending transaction). */
-const bump = (fee: bigint): bigint => (fee * 9n) / 8n + 1n;
-const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 interface Receipt {
   status: string;
@@ -259,7 +257,7 @@ export class TransactionTracker {
           state: "failed",
           block_number: blockNumber,
           block_hash: receipt.blockHash,
-          error: await this.revertOf(chain, row, blockNumber),
+          error: await revertOf(chain, row, blockNumber),
         });
       }
       return;
@@ -299,24 +297,6 @@ export class TransactionTracker {
     return true;
   }
 
-  /** Fees for a replacement: both raised by at least 12.5%, at least today's, never above the cap. */
-  private replacementFees(row: TransactionsTable, current: Fees): Fees | undefined {
-    const cap = this.options.maxFeePerGas;
-    if (row.max_fee_per_gas !== null && row.max_priority_fee_per_gas !== null) {
-      const oldMax = BigInt(row.max_fee_per_gas);
-      const oldTip = BigInt(row.max_priority_fee_per_gas);
-      const tip = max(bump(oldTip), current.type === "eip1559" ? current.maxPriorityFeePerGas : 0n);
-      let maxFee = max(max(bump(oldMax), current.type === "eip1559" ? current.maxFeePerGas : 0n), tip);
-      if (maxFee > cap) maxFee = cap;
-      if (maxFee < bump(oldMax) || tip > maxFee) return undefined;
-      const baseFee = current.type === "eip1559" ? current.baseFee : 0n;
-      return { type: "eip1559", maxFeePerGas: maxFee, maxPriorityFeePerGas: tip, baseFee };
-    }
-    const oldPrice = BigInt(row.gas_price ?? "0");
-    const price = max(bump(oldPrice), current.type === "legacy" ? current.gasPrice : 0n);
-    return price > cap ? undefined : { type: "legacy", gasPrice: price };
-  }
-
   /** Replaces a stuck transaction: same nonce and contents, higher fees, signed by the cached signer. */
   private async replace(chain: Chain, row: TransactionsTable): Promise<void> {
     const account =
@@ -324,7 +304,7 @@ export class TransactionTracker {
     if (!account) return; // nobody unlocked this address recently: it waits, and is resent if lost
     const current = await this.options.fees.get(chain).catch(() => undefined);
     if (!current) return;
-    const fees = this.replacementFees(row, current);
+    const fees = replacementFees(row, current, this.options.maxFeePerGas);
     if (!fees) {
       this.options.logger.warn(
         { hash: row.tx_hash },
@@ -343,6 +323,7 @@ export class TransactionTracker {
         value: BigInt(row.value),
         kind: row.kind,
         ...(row.metadata ? { metadata: JSON.parse(row.metadata) as Record<string, unknown> } : {}),
+        ...(row.transport_id === null ? {} : { transportId: row.transport_id }),
         owner: row.owner,
       },
       BigInt(row.gas_limit),
@@ -367,31 +348,6 @@ export class TransactionTracker {
       { old: row.tx_hash, new: replacement.tx_hash, nonce: row.nonce },
       "replaced a stuck transaction",
     );
-  }
-
-  /** Replays a reverted transaction at its block to recover the reason the receipt does not carry. */
-  private async revertOf(chain: Chain, row: TransactionsTable, blockNumber: number): Promise<string> {
-    try {
-      await chain.pool.call({
-        method: "eth_call",
-        params: [
-          {
-            from: row.from_address,
-            ...(row.to_address ? { to: row.to_address } : {}),
-            data: row.data,
-            value: `0x${BigInt(row.value).toString(16)}`,
-          },
-          `0x${blockNumber.toString(16)}`,
-        ],
-      });
-      return "reverted";
-    } catch (error) {
-      if (error instanceof NodeRpcError) {
-        const reason = revertReason(error.data);
-        return reason ? `reverted: ${reason}` : `reverted: ${error.message}`;
-      }
-      return "reverted";
-    }
   }
 
   /** Confirms by block hash, so a reorg that replaced the block sends the row back to "sent". */

@@ -12,6 +12,7 @@ import * as idempotencyLeases from "./009-idempotency-leases.js";
 import * as filterOwners from "./010-filter-owners.js";
 import * as unattendedKeys from "./011-unattended-keys.js";
 import * as transportRevertData from "./012-transport-revert-data.js";
+import * as transactionTransportId from "./013-transaction-transport-id.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -26,4 +27,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "010-filter-owners": filterOwners,
   "011-unattended-keys": unattendedKeys,
   "012-transport-revert-data": transportRevertData,
+  "013-transaction-transport-id": transactionTransportId,
 };

@@ -1,0 +1,133 @@
+/** The transports table as the relayer works it: what is due, leases between instances, and state changes. */
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import type { Store } from "../store/database.js";
+import type { TransportsTable } from "../store/schema.js";
+import { newTransportRow, type SentTransport } from "./transport-row.js";
+
+/** Transports one pass takes of each kind of work. */
+const BATCH = 20;
+const SOURCE_BATCH = 100;
+
+export class TransportRecords {
+  /** This process, as lease owner: two instances never work on one transport at once. */
+  private readonly instance = randomUUID();
+
+  constructor(
+    private readonly store: Store,
+    private readonly logger: Logger,
+    private readonly leaseMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** Records a transport seen on its source chain (once by id; the event's block and body win). */
+  async recordSent(sent: SentTransport & { body: string; source_block: number }): Promise<void> {
+    const now = this.now();
+    await this.store.db
+      .insertInto("transports")
+      .values(newTransportRow(sent, now))
+      .onConflict((oc) =>
+        oc.column("id").doUpdateSet({
+          body: sent.body,
+          source_block: sent.source_block,
+          source_tx_hash: sent.source_tx_hash,
+          updated_at: now,
+        }),
+      )
+      .execute();
+  }
+
+  /** Sent through the API and not yet seen on the source chain: their source transaction may have failed. */
+  awaitingSource(): Promise<{ id: string; source_tx_hash: string | null }[]> {
+    return this.store.db
+      .selectFrom("transports")
+      .select(["id", "source_tx_hash"])
+      .where("state", "=", "sent")
+      .where("source_block", "is", null)
+      .where("source_tx_hash", "is not", null)
+      .limit(SOURCE_BATCH)
+      .execute();
+  }
+
+  /** Transports waiting for a delivery (seen on the source chain) or a refund, and not leased, oldest first. */
+  due(work: "deliver" | "refund"): Promise<TransportsTable[]> {
+    const now = this.now();
+    return this.store.db
+      .selectFrom("transports")
+      .selectAll()
+      .$if(work === "deliver", (q) =>
+        q.where("state", "in", ["sent", "delivering"]).where("source_block", "is not", null),
+      )
+      .$if(work === "refund", (q) => q.where("state", "=", "failed").where("refund_state", "=", "pending"))
+      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
+      .orderBy("created_at")
+      .limit(BATCH)
+      .execute();
+  }
+
+  /** Runs `work` on a transport only while this instance holds its lease; a crashed instance's lease runs out. */
+  async underLease(id: string, work: () => Promise<void>, onFault: (error: unknown) => Promise<void>) {
+    if (!(await this.claim(id))) return;
+    try {
+      await work();
+    } catch (error) {
+      await onFault(error);
+    } finally {
+      await this.store.db
+        .updateTable("transports")
+        .set({ lease_owner: null, lease_until: null })
+        .where("id", "=", id)
+        .where("lease_owner", "=", this.instance)
+        .execute();
+    }
+  }
+
+  private async claim(id: string): Promise<boolean> {
+    const now = this.now();
+    const result = await this.store.db
+      .updateTable("transports")
+      .set({ lease_owner: this.instance, lease_until: now + this.leaseMs })
+      .where("id", "=", id)
+      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async delivered(id: string, txHash: string | null): Promise<void> {
+    const now = this.now();
+    await this.store.db
+      .updateTable("transports")
+      .set({
+        state: "delivered",
+        destination_tx_hash: txHash,
+        delivered_at: now,
+        updated_at: now,
+        error: null,
+        refund_state: null,
+      })
+      .where("id", "=", id)
+      .where("state", "!=", "delivered")
+      .execute();
+    this.logger.info({ transport: id, tx: txHash }, "transport delivered");
+  }
+
+  /** Failed for good; token transports refused by the destination are then refunded (`refund` "pending"). */
+  async fail(id: string, reason: string, refund: "pending" | null = null, revertData: string | null = null) {
+    this.logger.warn({ transport: id, reason }, "transport failed");
+    // The raw revert data is kept whole (bounded by the node's answer limit) for whoever decodes it better.
+    await this.note(id, {
+      state: "failed",
+      error: reason.slice(0, 1000),
+      revert_data: revertData,
+      refund_state: refund,
+    });
+  }
+
+  async note(id: string, changes: Partial<TransportsTable>): Promise<void> {
+    await this.store.db
+      .updateTable("transports")
+      .set({ ...changes, updated_at: this.now() })
+      .where("id", "=", id)
+      .execute();
+  }
+}
