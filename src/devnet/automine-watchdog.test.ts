@@ -1,6 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -8,7 +7,8 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { nodeCall } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
-import { DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
+import { DEV_PRIVATE_KEY, signedDevTransfer } from "../test-support/evm-fixtures.js";
+import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
 import { type AnvilNode, startAnvil } from "./anvil-node.js";
 import { startAutomineWatchdog } from "./automine-watchdog.js";
 
@@ -23,48 +23,20 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const signed = (nonce: number) =>
-  privateKeyToAccount(DEV_PRIVATE_KEY).signTransaction({
-    type: "eip1559",
-    chainId: 1001,
-    nonce,
-    gas: 21_000n,
-    maxFeePerGas: 10_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-    to: DEV_ACCOUNT_2,
-    value: 1n,
-  });
+const signed = signedDevTransfer;
 
 /**
  * The fault replayed: the node says it automines, yet a ready transaction sits in its pool. Behind
  * this proxy anvil's automine is off (so nothing takes the transaction), and the proxy answers
  * anvil_getAutomine as the racing node would: true. Everything else is anvil's own answer.
  */
-async function racingNode(target: string): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (c: Buffer) => chunks.push(c));
-    request.on("end", () => {
-      const body = Buffer.concat(chunks).toString();
-      const { id, method } = JSON.parse(body) as { id: number; method: string };
-      if (method === "anvil_getAutomine") {
-        response.writeHead(200, { "content-type": "application/json" });
-        response.end(JSON.stringify({ jsonrpc: "2.0", id, result: true }));
-        return;
-      }
-      fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
-        .then(async (answer) => {
-          response.writeHead(answer.status, { "content-type": "application/json" });
-          response.end(await answer.text());
-        })
-        .catch(() => response.destroy());
-    });
+function racingNode(target: string): Promise<RpcProxy> {
+  return startRpcProxy(target, (method, id, response) => {
+    if (method !== "anvil_getAutomine") return false;
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(JSON.stringify({ jsonrpc: "2.0", id, result: true }));
+    return true;
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
 }
 
 it("a node whose automine is off on purpose is left alone", async () => {

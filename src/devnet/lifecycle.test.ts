@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, describe, expect, it } from "vitest";
 import { anvilsFor, killStartedClis, rpc, startCli, waitUntil } from "../test-support/cli.js";
-import { DEV_ACCOUNT, DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
+import { DEV_ACCOUNT, signedDevTransfer } from "../test-support/evm-fixtures.js";
 
 describe("the embedded chains live and die with chaingate", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "chaingate-lifecycle-"));
@@ -21,16 +20,7 @@ describe("the embedded chains live and die with chaingate", () => {
     expect(await rpc(first.url, "eth_chainId")).toBe("0x3e9");
     // Signed by the client (the gateway holds no node accounts), sent through the gateway.
     const nonce = Number(await rpc(first.url, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]));
-    const raw = await privateKeyToAccount(DEV_PRIVATE_KEY).signTransaction({
-      type: "eip1559",
-      chainId: 1001,
-      nonce,
-      gas: 21_000n,
-      maxFeePerGas: 10_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-      to: DEV_ACCOUNT_2,
-      value: 1n,
-    });
+    const raw = await signedDevTransfer(nonce);
     await rpc(first.url, "eth_sendRawTransaction", [raw]);
     const head = Number(await rpc(first.url, "eth_blockNumber"));
     expect(head).toBeGreaterThanOrEqual(1);

@@ -3,6 +3,7 @@ import { filterNotFound } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { canonicalBase } from "./canonical-base.js";
 import { type LogCriteria, numericBlock, toHex } from "./filter-criteria.js";
 import { type LogQuery, limitExceeded } from "./log-query.js";
 import type { PendingPool } from "./pending-pool.js";
@@ -253,16 +254,11 @@ export class FilterService {
     const canonical = await blockHash(chain, row.cursor_block);
     if (canonical === null) return undefined;
     if (canonical === row.cursor_hash) return { base: row.cursor_block, recent, removed: [] };
-    const replaced: RecentBlock[] = [];
-    let base = Math.max(-1, (recent[0]?.n ?? row.cursor_block) - 1);
-    for (let i = recent.length - 1; i >= 0; i--) {
-      const block = recent[i]!;
-      if ((await blockHash(chain, block.n)) === block.h) {
-        base = block.n;
-        break;
-      }
-      replaced.unshift(block);
-    }
+    const { base, replaced } = await canonicalBase(
+      recent,
+      (n) => blockHash(chain, n),
+      Math.max(-1, row.cursor_block - 1),
+    );
     const removed = replaced.flatMap((block) => (block.logs ?? []).map((log) => ({ ...log, removed: true })));
     return { base, recent: recent.filter((b) => b.n <= base), removed };
   }

@@ -5,13 +5,13 @@ import { pino } from "pino";
 import { afterAll, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
 import { devSend, receiptOf, result } from "../test-support/chain-helpers.js";
-import { type CountingProxy, startCountingProxy } from "../test-support/counting-proxy.js";
 import { DEV_ACCOUNT, EMITTER_INIT_CODE } from "../test-support/evm-fixtures.js";
+import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 const dir = mkdtempSync(join(tmpdir(), "chaingate-shared-poll-"));
 let anvil: AnvilNode | undefined;
-let proxy: CountingProxy | undefined;
+let proxy: RpcProxy | undefined;
 let rt: TestRuntime | undefined;
 afterAll(async () => {
   await rt?.close();
@@ -27,7 +27,7 @@ it("twenty log filters with different criteria polling a new block cost one eth_
     blockTime: 0,
     logger: pino({ level: "silent" }),
   });
-  proxy = await startCountingProxy(anvil.url);
+  proxy = await startRpcProxy(anvil.url);
   rt = await startTestRuntime({ env: { CHAINGATE_UPSTREAMS: proxy.url } });
   const runtime = rt;
   const deployed = await devSend(runtime, { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE });

@@ -1,6 +1,7 @@
 /** eth_subscribe served by the gateway: newHeads and logs from its own head tracker, pending hashes from its pending pool. */
 import type { Logger } from "pino";
 import type { Chain } from "../upstream/chain-registry.js";
+import { canonicalBase } from "./canonical-base.js";
 import { type LogCriteria, logMatches, toHex } from "./filter-criteria.js";
 import { limitExceeded } from "./log-query.js";
 import type { PendingPool } from "./pending-pool.js";
@@ -214,15 +215,13 @@ export class SubscriptionHub {
     if (delivered === undefined) return undefined;
     const known = feed.hashes.get(delivered);
     if (known === undefined || (await this.hashAt(chain, delivered)) === known) return delivered;
-    const numbers = [...feed.hashes.keys()].sort((a, b) => b - a);
-    let base = Math.min(...numbers) - 1;
-    for (const n of numbers) {
-      if ((await this.hashAt(chain, n)) === feed.hashes.get(n)) {
-        base = n;
-        break;
-      }
-      feed.hashes.delete(n);
-    }
+    const remembered = [...feed.hashes].map(([n, h]) => ({ n, h }));
+    const { base, replaced: gone } = await canonicalBase(
+      remembered,
+      (n) => this.hashAt(chain, n),
+      delivered - 1,
+    );
+    for (const block of gone) feed.hashes.delete(block.n);
     for (const sub of this.listeners(chain, "logs")) {
       const replaced = [...sub.sentLogs.keys()].filter((n) => n > base).sort((a, b) => a - b);
       for (const n of replaced) {

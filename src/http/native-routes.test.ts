@@ -1,14 +1,13 @@
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { METHODS } from "../rpc/method-table.js";
 import { native, type Receipt, result, sendAndWait } from "../test-support/chain-helpers.js";
 import {
   DEV_ACCOUNT,
   DEV_ACCOUNT_2,
-  DEV_PRIVATE_KEY,
   EMITTER_INIT_CODE,
   EMITTER_TOPIC,
   REVERTER_INIT_CODE,
+  signedDevTransfer,
 } from "../test-support/evm-fixtures.js";
 import { openRpcValidator } from "../test-support/openrpc.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -75,21 +74,11 @@ describe("Native paths against the embedded chain", () => {
   });
 
   it("every one of the 33 paths answers HTTP 200 with the node's result, valid against the standard", async () => {
-    const account = privateKeyToAccount(DEV_PRIVATE_KEY);
     const blockNumber = emit.blockNumber;
     const blockHash = emit.blockHash;
     const filterForUninstall = await result<string>(rt, "eth_newBlockFilter");
     const pendingNonce = await result<string>(rt, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]);
-    const raw = await account.signTransaction({
-      chainId: 1001,
-      type: "eip1559",
-      nonce: Number(pendingNonce),
-      to: DEV_ACCOUNT_2,
-      value: 1n,
-      gas: 21_000n,
-      maxFeePerGas: 10_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-    });
+    const raw = await signedDevTransfer(Number(pendingNonce));
     // eth_accounts, eth_sign and eth_sendTransaction answer from a custody wallet, unlocked for the call.
     const created = await rt.post("/wallet", {
       type: "KEYSTORE_V3",

@@ -1,5 +1,5 @@
 /** Newest-first paging by (created_at, id) with an opaque cursor, shared by the listing operations. */
-import { type Expression, type SqlBool, sql } from "kysely";
+import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from "kysely";
 import { invalidParams } from "../errors/rpc-errors.js";
 
 export interface CursorPosition {
@@ -28,6 +28,24 @@ export function encodeCursor(last: CursorPosition): string {
 /** Rows after the cursor in newest-first order (the table must have created_at and id). */
 export function olderThan(after: CursorPosition): Expression<SqlBool> {
   return sql<SqlBool>`(created_at < ${after.created_at} or (created_at = ${after.created_at} and id < ${after.id}))`;
+}
+
+/**
+ * Runs `query` as one page, newest first: rows after `cursor` (one this function issued), at most
+ * `limit`, and the cursor of the next page (null on the last).
+ */
+export async function newestFirstPage<DB, TB extends keyof DB, Row extends CursorPosition>(
+  query: SelectQueryBuilder<DB, TB, Row>,
+  cursor: string | undefined,
+  limit: number,
+): Promise<{ page: Row[]; next: string | null }> {
+  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+  const rows = await (after === undefined ? query : query.where(olderThan(after)))
+    .orderBy(sql.ref("created_at"), "desc")
+    .orderBy(sql.ref("id"), "desc")
+    .limit(limit + 1)
+    .execute();
+  return pageOf(rows, limit);
 }
 
 /** Cuts the limit+1 rows read into a page and the cursor of the next one. */

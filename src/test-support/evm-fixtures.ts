@@ -1,4 +1,5 @@
 /** Tiny hand-assembled contracts and anvil's well-known dev accounts, for tests that need logs and reverts. */
+import { privateKeyToAccount } from "viem/accounts";
 
 /** anvil's first default account (mnemonic "test test ... junk"); public knowledge, devnet only. */
 export const DEV_ACCOUNT = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" as const;
@@ -12,3 +13,17 @@ export const EMITTER_INIT_CODE = `0x602780600b6000396000f37f${"ab".repeat(32)}60
 
 /** Creation code whose runtime always reverts with the 4 bytes 0xdeadbeef. */
 export const REVERTER_INIT_CODE = "0x600d80600b6000396000f363deadbeef6000526004601cfd" as const;
+
+/** A signed 1-wei transfer from DEV_ACCOUNT to DEV_ACCOUNT_2 on chain 1001, as a client would send it. */
+export function signedDevTransfer(nonce: number): Promise<`0x${string}`> {
+  return privateKeyToAccount(DEV_PRIVATE_KEY).signTransaction({
+    type: "eip1559",
+    chainId: 1001,
+    nonce,
+    gas: 21_000n,
+    maxFeePerGas: 10_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+    to: DEV_ACCOUNT_2,
+    value: 1n,
+  });
+}

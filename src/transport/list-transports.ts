@@ -1,6 +1,6 @@
 /** The records behind list_all_transports: newest first, filtered, paged like list_all_transfers. */
 
-import { decodeCursor, olderThan, pageOf } from "../store/cursor-page.js";
+import { newestFirstPage } from "../store/cursor-page.js";
 import type { Store } from "../store/database.js";
 import type { TransportKind, TransportState, TransportsTable } from "../store/schema.js";
 
@@ -47,8 +47,7 @@ export function toTransportRecord(row: TransportsTable) {
 
 export async function listTransports(store: Store, filter: TransportFilter, owner: string | null = null) {
   const limit = filter.limit ?? 100;
-  const after = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor);
-  const rows = await store.db
+  const query = store.db
     .selectFrom("transports")
     .selectAll()
     .$if(owner !== null, (q) => q.where("owner", "=", owner))
@@ -59,12 +58,7 @@ export async function listTransports(store: Store, filter: TransportFilter, owne
     )
     .$if(filter.destination_chain_id !== undefined, (q) =>
       q.where("destination_chain_id", "=", filter.destination_chain_id!),
-    )
-    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(limit + 1)
-    .execute();
-  const { page, next } = pageOf(rows, limit);
+    );
+  const { page, next } = await newestFirstPage(query, filter.cursor, limit);
   return { transports: page.map(toTransportRecord), next_cursor: next };
 }

@@ -71,31 +71,28 @@ export function transportOperations({
       owner,
     );
   };
+  /** The spec's path and its correctly spelled alias: one operation under two names. */
+  const tokenTransport = (path: string, summary: string) =>
+    defineOperation({
+      path,
+      tag: "Token Management",
+      summary,
+      description:
+        "Burns on the source chain; chaingate's relayer mints on the destination, once. Answers transport_id and " +
+        "the source tx_hash; follow it with list_all_transports.",
+      params: Type.Object(tokenFields, { additionalProperties: false, title: "Token transport" }),
+      signs: true,
+      run: (input, context) => sendToken(input, context.owner),
+    });
   return [
-    defineOperation({
-      path: "trasport_token",
-      tag: "Token Management",
-      summary:
-        "Moves ERC20 `amount` or an ERC721 `token_id` to `to` on another member's chain (path spelled as in the spec)",
-      description:
-        "Burns on the source chain; chaingate's relayer mints on the destination, once. Answers transport_id and " +
-        "the source tx_hash; follow it with list_all_transports.",
-      params: Type.Object(tokenFields, { additionalProperties: false, title: "Token transport" }),
-      signs: true,
-      run: (input, context) => sendToken(input, context.owner),
-    }),
-    defineOperation({
-      path: "transport_token",
-      tag: "Token Management",
-      summary:
-        "Alias of /trasport_token (the spec's spelling), for callers who spell it correctly; same body and answer",
-      description:
-        "Burns on the source chain; chaingate's relayer mints on the destination, once. Answers transport_id and " +
-        "the source tx_hash; follow it with list_all_transports.",
-      params: Type.Object(tokenFields, { additionalProperties: false, title: "Token transport" }),
-      signs: true,
-      run: (input, context) => sendToken(input, context.owner),
-    }),
+    tokenTransport(
+      "trasport_token",
+      "Moves ERC20 `amount` or an ERC721 `token_id` to `to` on another member's chain (path spelled as in the spec)",
+    ),
+    tokenTransport(
+      "transport_token",
+      "Alias of /trasport_token (the spec's spelling), for callers who spell it correctly; same body and answer",
+    ),
     defineOperation({
       path: "transport_token_with_data",
       tag: "Token Management",

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -8,12 +8,13 @@ import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
 import { nodeCall } from "../test-support/chain-helpers.js";
 import { type Cli, killStartedClis, rpc, startCli, waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
 
 const PASSWORD = "idempotency-crash";
 const dir = mkdtempSync(join(tmpdir(), "chaingate-idem-crash-"));
 const dataDir = join(dir, "data");
 let anvil: AnvilNode;
-let proxy: Server;
+let proxy: RpcProxy | undefined;
 let proxyUrl = "";
 /** Calls of this method are held open (never answered): the request is cut off right there. */
 let hold: string | undefined;
@@ -21,32 +22,14 @@ const held: ServerResponse[] = [];
 const seen: string[] = [];
 
 /** A node in front of anvil that can hang on one method, so chaingate can be killed mid-request. */
-function startProxy(target: string): Promise<void> {
-  proxy = createServer((request: IncomingMessage, response: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (c: Buffer) => chunks.push(c));
-    request.on("end", () => {
-      const body = Buffer.concat(chunks).toString();
-      const method = (JSON.parse(body) as { method?: string }).method;
-      if (method !== undefined) seen.push(method);
-      if (method !== undefined && method === hold) {
-        held.push(response);
-        return;
-      }
-      fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
-        .then(async (answer) => {
-          response.writeHead(answer.status, { "content-type": "application/json" });
-          response.end(await answer.text());
-        })
-        .catch(() => response.destroy());
-    });
+async function startProxy(target: string): Promise<void> {
+  proxy = await startRpcProxy(target, (method, _id, response) => {
+    if (method !== undefined) seen.push(method);
+    if (method === undefined || method !== hold) return false;
+    held.push(response);
+    return true;
   });
-  return new Promise((resolve) =>
-    proxy.listen(0, "127.0.0.1", () => {
-      proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
-      resolve();
-    }),
-  );
+  proxyUrl = proxy.url;
 }
 
 function release(): void {
@@ -67,8 +50,7 @@ beforeAll(async () => {
 afterAll(async () => {
   killStartedClis();
   release();
-  proxy?.closeAllConnections();
-  await new Promise((r) => proxy?.close(r));
+  await proxy?.close();
   await anvil?.stop();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -1,5 +1,5 @@
 /** The records behind POST /list_all_transfers: newest first, filtered, paged by an opaque cursor. */
-import { decodeCursor, olderThan, pageOf } from "../store/cursor-page.js";
+import { newestFirstPage } from "../store/cursor-page.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable, TxState } from "../store/schema.js";
 
@@ -75,8 +75,7 @@ export async function listTransfers(
   owner: string | null = null,
 ): Promise<{ transfers: TransferRecord[]; next_cursor: string | null }> {
   const limit = filter.limit ?? DEFAULT_LIMIT;
-  const after = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor);
-  const rows = await store.db
+  const query = store.db
     .selectFrom("transactions")
     .selectAll()
     .$if(owner !== null, (q) => q.where("owner", "=", owner))
@@ -91,12 +90,7 @@ export async function listTransfers(
     )
     .$if(filter.state !== undefined, (q) => q.where("state", "=", filter.state!))
     .$if(filter.chain_id !== undefined, (q) => q.where("chain_id", "=", filter.chain_id!))
-    .$if(filter.kind !== undefined, (q) => q.where("kind", "=", filter.kind!))
-    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(limit + 1)
-    .execute();
-  const { page, next } = pageOf(rows, limit);
+    .$if(filter.kind !== undefined, (q) => q.where("kind", "=", filter.kind!));
+  const { page, next } = await newestFirstPage(query, filter.cursor, limit);
   return { transfers: page.map(toTransferRecord), next_cursor: next };
 }
