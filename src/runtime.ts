@@ -109,7 +109,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     shutdown.add("key ring", () => keys.stop());
     if (options.listen !== false) await assertSafeListen(config, keys);
 
-    const cache = new ResponseCache(config.cacheMb * 1024 * 1024);
+    const cache = new ResponseCache(config.cacheBytes);
     // A chain that went back may differ anywhere, even in blocks cached as final.
     for (const chain of started.list) chain.head?.onReset(() => cache.clear());
     const nodeAccounts = config.custody.nodeAccounts && embedded;

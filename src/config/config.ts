@@ -28,7 +28,8 @@ export interface Config {
   readonly logLevel: string;
   readonly bodyLimit: number;
   readonly batchLimit: number;
-  readonly filterIdleSeconds: number;
+  /** A filter not polled for this long is removed (`--filter-idle-seconds`). */
+  readonly filterIdleMs: number;
   readonly upstreamTimeoutMs: number;
   readonly devnet: {
     readonly chainIds: readonly number[];
@@ -37,7 +38,8 @@ export interface Config {
   };
   readonly kdf: "standard" | "light";
   readonly maxAddressesPerWallet: number;
-  readonly unlockCacheSeconds: number;
+  /** How long an opened signer is kept (`--unlock-cache-seconds`). */
+  readonly unlockCacheMs: number;
   /** Signing for JSON-RPC clients (eth_sendTransaction and the rest) from custody wallets. */
   readonly custody: {
     /** personal_unlockAccount's default duration, and the longest it grants. */
@@ -52,12 +54,14 @@ export interface Config {
   readonly gasMarginPercent: number;
   readonly confirmations: number;
   readonly trackerIntervalMs: number;
-  readonly resendAfterSeconds: number;
+  readonly resendAfterMs: number;
   readonly logRequests: boolean;
   readonly headPollMs: number;
-  readonly cacheMb: number;
-  readonly replaceAfterSeconds: number;
-  readonly maxFeeGwei: number;
+  /** The answer cache's size (`--cache-mb`). */
+  readonly cacheBytes: number;
+  readonly replaceAfterMs: number;
+  /** Fee-bump replacements never offer more per gas, in wei (`--max-fee-gwei`). */
+  readonly maxFeePerGas: bigint;
   /** Signs registry writes and deliveries; the devnet's built-in key when unset on the devnet. */
   readonly operatorKey: `0x${string}` | undefined;
   readonly relayerIntervalMs: number;

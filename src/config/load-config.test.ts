@@ -26,7 +26,7 @@ describe("configuration", () => {
       databaseUrl: undefined,
       chains: undefined,
       homeChainId: 1001,
-      filterIdleSeconds: 300,
+      filterIdleMs: 300_000,
       kdf: "standard",
     });
     expect(config.devnet.chainIds).toEqual([1001, 1002]);

@@ -16,6 +16,11 @@ export interface ConfigSources {
   argv?: readonly string[];
 }
 
+/** The units options are written in, converted here once: the rest of chaingate reads ms, bytes and wei. */
+const SECOND = 1000;
+const MIB = 1024 * 1024;
+const GWEI = 1_000_000_000n;
+
 const DEFAULTS: OptionValues = {
   port: 8545,
   host: "127.0.0.1",
@@ -228,7 +233,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     logLevel: v.logLevel,
     bodyLimit: v.bodyLimit,
     batchLimit: v.batchLimit,
-    filterIdleSeconds: v.filterIdleSeconds,
+    filterIdleMs: v.filterIdleSeconds * SECOND,
     upstreamTimeoutMs: v.upstreamTimeoutMs,
     devnet: {
       chainIds: [DEVNET_HOME_CHAIN_ID, DEVNET_PEER_CHAIN_ID],
@@ -237,7 +242,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     },
     kdf: v.kdf as Config["kdf"],
     maxAddressesPerWallet: v.maxAddressesPerWallet,
-    unlockCacheSeconds: v.unlockCacheSeconds,
+    unlockCacheMs: v.unlockCacheSeconds * SECOND,
     custody: {
       unlockSeconds: v.unlockSeconds,
       unlockMaxSeconds: v.unlockMaxSeconds,
@@ -248,12 +253,12 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     gasMarginPercent: v.gasMarginPercent,
     confirmations: v.confirmations,
     trackerIntervalMs: v.trackerIntervalMs,
-    resendAfterSeconds: v.resendAfterSeconds,
+    resendAfterMs: v.resendAfterSeconds * SECOND,
     logRequests: v.logRequests,
     headPollMs: v.headPollMs,
-    cacheMb: v.cacheMb,
-    replaceAfterSeconds: v.replaceAfterSeconds,
-    maxFeeGwei: v.maxFeeGwei,
+    cacheBytes: v.cacheMb * MIB,
+    replaceAfterMs: v.replaceAfterSeconds * SECOND,
+    maxFeePerGas: BigInt(v.maxFeeGwei) * GWEI,
     operatorKey: v.operatorKey as `0x${string}` | undefined,
     relayerIntervalMs: v.relayerIntervalMs,
     insecure: v.insecure,
@@ -281,7 +286,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       filterAddresses: v.maxFilterAddresses,
       logsRange: v.maxLogsRange,
       logsResults: v.maxLogsResults,
-      responseBytes: v.maxResponseMb * 1024 * 1024,
+      responseBytes: v.maxResponseMb * MIB,
       concurrentPerKey: v.maxConcurrentPerKey,
     },
   };

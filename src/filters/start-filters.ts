@@ -20,7 +20,7 @@ export async function startFilters(
   deps: { store: Store; chains: ChainRegistry } & Lifecycle,
 ): Promise<Filters> {
   const { store, chains, logger, shutdown } = deps;
-  const idleMs = config.filterIdleSeconds * 1000;
+  const idleMs = config.filterIdleMs;
   const pending = new PendingPool({ store, chains, logger, pollMs: config.headPollMs, retainMs: idleMs });
   await pending.start();
   shutdown.add("pending pool", () => pending.stop());

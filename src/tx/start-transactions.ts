@@ -34,7 +34,7 @@ export function startTransactions(
 ): Transactions {
   const { store, chains, logger, shutdown } = deps;
   const fees = new FeeOracle();
-  const signers = new SignerRegistry(config.unlockCacheSeconds * 1000);
+  const signers = new SignerRegistry(config.unlockCacheMs);
   startPeriodic({ name: "signer prune", everyMs: PRUNE_MS, run: () => signers.prune() }, deps);
   const ledger = new NonceLedger(store);
   const pipeline = new TransactionPipeline({
@@ -53,9 +53,9 @@ export function startTransactions(
     logger,
     confirmations: config.confirmations,
     intervalMs: config.trackerIntervalMs,
-    resendAfterMs: config.resendAfterSeconds * 1000,
-    replaceAfterMs: config.replaceAfterSeconds * 1000,
-    maxFeePerGas: BigInt(config.maxFeeGwei) * 1_000_000_000n,
+    resendAfterMs: config.resendAfterMs,
+    replaceAfterMs: config.replaceAfterMs,
+    maxFeePerGas: config.maxFeePerGas,
     pipeline,
     fees,
     signers,

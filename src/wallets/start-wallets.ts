@@ -14,7 +14,7 @@ export function startWallets(
     onAddressesCreated?: ((addresses: readonly string[]) => Promise<void>) | undefined;
   } & Lifecycle,
 ): { wallets: WalletService; deriver: KeyDeriver } {
-  const cache = new UnlockCache(config.unlockCacheSeconds * 1000);
+  const cache = new UnlockCache(config.unlockCacheMs);
   startPeriodic({ name: "unlock cache prune", everyMs: PRUNE_MS, run: () => cache.prune() }, deps);
   deps.shutdown.add("unlock cache", () => cache.clear());
   const deriver = new KeyDeriver(config.scryptConcurrency);
