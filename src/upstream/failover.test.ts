@@ -1,33 +1,19 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
-import { afterAll, expect, it } from "vitest";
-import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
+import { expect, it } from "vitest";
 import { native } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT } from "../test-support/evm-fixtures.js";
+import { ownNodes } from "../test-support/own-nodes.js";
 import { freePort } from "../test-support/ports.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
-const dir = mkdtempSync(join(tmpdir(), "chaingate-failover-"));
-const logger = pino({ level: "silent" });
-const nodes: AnvilNode[] = [];
-let rt: TestRuntime | undefined;
-
-afterAll(async () => {
-  await rt?.close();
-  await Promise.all(nodes.map((n) => n.stop()));
-  rmSync(dir, { recursive: true, force: true });
-});
+const own = ownNodes("failover");
 
 it("killing one of two upstreams under load costs the client (almost) nothing, and it is used again when back", async () => {
   const portB = await freePort();
-  const a = await startAnvil({ chainId: 1001, dir: join(dir, "a"), blockTime: 0, logger });
-  let b = await startAnvil({ chainId: 1001, dir: join(dir, "b"), blockTime: 0, logger, port: portB });
-  nodes.push(a, b);
+  const a = await own.anvil("a");
+  let b = await own.anvil("b", { port: portB });
   // No cache: every read is forwarded, so the load really goes to both nodes.
-  rt = await startTestRuntime({ env: { CHAINGATE_UPSTREAMS: `${a.url},${b.url}`, CHAINGATE_CACHE_MB: "0" } });
-  const runtime = rt;
+  const runtime = await own.runtime({
+    env: { CHAINGATE_UPSTREAMS: `${a.url},${b.url}`, CHAINGATE_CACHE_MB: "0" },
+  });
   const stats = () => runtime.chains.home.pool.stats();
 
   const reads: [string, unknown[]][] = [
@@ -62,8 +48,7 @@ it("killing one of two upstreams under load costs the client (almost) nothing, a
   expect(failed / sent).toBeLessThan(0.001);
 
   // Back on the same address: after its cool-down it answers again.
-  b = await startAnvil({ chainId: 1001, dir: join(dir, "b"), blockTime: 0, logger, port: portB });
-  nodes.push(b);
+  b = await own.anvil("b", { port: portB });
   const servedBefore = stats()[1]!.answered;
   const deadline = Date.now() + 40_000;
   while (stats()[1]!.answered === servedBefore && Date.now() < deadline) {

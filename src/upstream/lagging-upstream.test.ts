@@ -1,33 +1,18 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
-import { afterAll, expect, it } from "vitest";
-import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
+import { expect, it } from "vitest";
 import { native, nodeCall } from "../test-support/chain-helpers.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { ownNodes } from "../test-support/own-nodes.js";
 
-const dir = mkdtempSync(join(tmpdir(), "chaingate-lag-"));
-const nodes: AnvilNode[] = [];
-let rt: TestRuntime | undefined;
-afterAll(async () => {
-  await rt?.close();
-  for (const node of nodes) await node.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const own = ownNodes("lag");
 
 const mine = (url: string, blocks: number) => nodeCall(url, "anvil_mine", [`0x${blocks.toString(16)}`]);
 
 it("a lagging upstream is passed over, and its 'not found' is asked again of one that is ahead", async () => {
-  const logger = pino({ level: "silent" });
-  const behind = await startAnvil({ chainId: 1001, dir: join(dir, "behind"), blockTime: 0, logger });
-  const ahead = await startAnvil({ chainId: 1001, dir: join(dir, "ahead"), blockTime: 0, logger });
-  nodes.push(behind, ahead);
+  const behind = await own.anvil("behind");
+  const ahead = await own.anvil("ahead");
   await mine(ahead.url, 10);
-  rt = await startTestRuntime({
+  const runtime = await own.runtime({
     env: { CHAINGATE_UPSTREAMS: `${behind.url},${ahead.url}`, CHAINGATE_CACHE_MB: "0" },
   });
-  const runtime = rt;
   const stats = () => runtime.chains.home.pool.stats();
   // Both heads known after the first polls.
   for (let i = 0; i < 50 && stats().some((s) => s.head === null); i++)

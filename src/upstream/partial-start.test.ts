@@ -1,25 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
-import { pino } from "pino";
-import { afterAll, expect, it } from "vitest";
-import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
+import { expect, it } from "vitest";
 import { native } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
+import { ownNodes } from "../test-support/own-nodes.js";
 import { freePort } from "../test-support/ports.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
-const dir = mkdtempSync(join(tmpdir(), "chaingate-partial-"));
-const logger = pino({ level: "silent" });
-const nodes: AnvilNode[] = [];
-let rt: TestRuntime | undefined;
-
-afterAll(async () => {
-  await rt?.close();
-  await Promise.all(nodes.map((n) => n.stop()));
-  rmSync(dir, { recursive: true, force: true });
-});
+const own = ownNodes("partial");
 
 interface NetworkUpstream {
   label: string;
@@ -31,21 +17,19 @@ interface NetworkUpstream {
 }
 
 it("starts with one of two upstreams down, uses it once it answers, and never serves from one on another chain", async () => {
-  const up = await startAnvil({ chainId: 1001, dir: join(dir, "up"), blockTime: 0, logger });
+  const up = await own.anvil("up");
   // Another chain's node behind a URL configured for this chain (a misrouted load balancer).
-  const wrong = await startAnvil({ chainId: 1003, dir: join(dir, "wrong"), blockTime: 0, logger });
-  nodes.push(up, wrong);
+  const wrong = await own.anvil("wrong", { chainId: 1003 });
   const downPort = await freePort();
   const downUrl = `http://127.0.0.1:${downPort}`;
   // The query stands for a hosted provider's project key: it must appear nowhere outside the process.
   const secretPath = "/?key=s3cr3t-project-key";
-  rt = await startTestRuntime({
+  const runtime = await own.runtime({
     env: {
       CHAINGATE_UPSTREAMS: `${up.url}${secretPath},${downUrl}${secretPath},${wrong.url}${secretPath}`,
       CHAINGATE_CACHE_MB: "0",
     },
   });
-  const runtime = rt;
   const network = async () =>
     (
       (await (await fetch(`${runtime.url}/network`)).json()) as {
@@ -67,14 +51,7 @@ it("starts with one of two upstreams down, uses it once it answers, and never se
   expect(runtime.chains.home.pool.stats()[2]!.answered).toBe(0);
 
   // The missing node comes up on its address: verified on first contact, then healthy with a head.
-  const late = await startAnvil({
-    chainId: 1001,
-    dir: join(dir, "late"),
-    blockTime: 0,
-    logger,
-    port: downPort,
-  });
-  nodes.push(late);
+  await own.anvil("late", { port: downPort });
   expect(
     await waitUntil(async () => {
       const u = (await network()).upstreams[1]!;

@@ -1,0 +1,38 @@
+/** For tests that start their own anvil nodes and a runtime on them: one temp folder, all of it stopped after the file. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll } from "vitest";
+import { type AnvilNode, type AnvilOptions, startAnvil } from "../devnet/anvil-node.js";
+import { startTestRuntime, type TestRuntime } from "./test-runtime.js";
+
+export function ownNodes(name: string) {
+  const dir = mkdtempSync(join(tmpdir(), `chaingate-${name}-`));
+  const logger = pino({ level: "silent" });
+  const nodes: AnvilNode[] = [];
+  let runtime: TestRuntime | undefined;
+  afterAll(async () => {
+    await runtime?.close();
+    await Promise.all(nodes.map((node) => node.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    /** An automining anvil (chain 1001 unless told) with its state in its own subfolder. */
+    async anvil(folder: string, options: Partial<Omit<AnvilOptions, "dir">> = {}): Promise<AnvilNode> {
+      const node = await startAnvil({
+        chainId: 1001,
+        blockTime: 0,
+        logger,
+        ...options,
+        dir: join(dir, folder),
+      });
+      nodes.push(node);
+      return node;
+    },
+    async runtime(options: Parameters<typeof startTestRuntime>[0]): Promise<TestRuntime> {
+      runtime = await startTestRuntime(options);
+      return runtime;
+    },
+  };
+}
