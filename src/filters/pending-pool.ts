@@ -30,9 +30,16 @@ export class PendingPool {
   private readonly watch = new Map<number, { until: number; filters: Map<string, string> }>();
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
+  /**
+   * When this process last recorded a hash (start counts: rows may be left from before a restart).
+   * Once every row that could be is older than the retention, the sweep has nothing to delete and
+   * stops asking the store every poll.
+   */
+  private lastRecorded: number;
 
   constructor(private readonly options: PendingPoolOptions) {
     this.now = options.now ?? Date.now;
+    this.lastRecorded = this.now();
   }
 
   async start(): Promise<void> {
@@ -104,6 +111,7 @@ export class PendingPool {
   async record(chainId: number, hashes: readonly string[]): Promise<void> {
     if (hashes.length === 0) return;
     const now = this.now();
+    this.lastRecorded = now;
     await this.options.store.db
       .insertInto("pending_transactions")
       .values(hashes.map((hash) => ({ chain_id: chainId, hash: hash.toLowerCase(), seen_at: now })))
@@ -123,6 +131,12 @@ export class PendingPool {
         this.options.logger.warn({ err: error, chain: chain.chainId }, "recording pending hashes failed"),
       );
     }
+    await this.sweep(now);
+  }
+
+  /** Deletes hashes past their retention, while there can be any (a margin of a few polls). */
+  private async sweep(now: number): Promise<void> {
+    if (now - this.lastRecorded > this.options.retainMs + 4 * this.options.pollMs) return;
     await this.options.store.db
       .deleteFrom("pending_transactions")
       .where("seen_at", "<", now - this.options.retainMs)
