@@ -26,6 +26,7 @@ import { formatValidationErrors } from "./http/validation-errors.js";
 import { walletRoutes } from "./http/wallet-routes.js";
 import { registerWebSocket } from "./http/websocket-routes.js";
 import { FairGate } from "./keys/fair-gate.js";
+import { lazyChildLogger } from "./logging/lazy-child.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { Operation } from "./operations/operation.js";
 import { RpcDispatcher } from "./rpc/dispatcher.js";
@@ -77,6 +78,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimit,
     requestIdHeader: "x-request-id",
     logController: new LogController({ disableRequestLogging: !config.logRequests }),
+    // Request logging off: no pino child (and its redaction set-up) per request until one logs.
+    ...(config.logRequests ? {} : { childLoggerFactory: lazyChildLogger }),
     genReqId: () => randomUUID(),
     // Slow clients must not hold a connection forever (a body that never finishes).
     // Node checks request deadlines every connectionsCheckingInterval (30 s by default), which would

@@ -21,6 +21,13 @@ export class Metrics {
   private readonly requests: Counter<"route" | "method" | "status">;
   private readonly duration: Histogram<"route">;
   private readonly rpcCalls: Counter<"method" | "outcome">;
+  /**
+   * The labelled series each request counts in, looked up once: prom-client would otherwise hash
+   * the label object on every request. The label values are bounded (route patterns, HTTP
+   * methods, statuses, the method table), so these maps are too.
+   */
+  private readonly requestSeries = new Map<string, { inc(): void; observe(seconds: number): void }>();
+  private readonly rpcSeries = new Map<string, { inc(): void }>();
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -182,15 +189,27 @@ export class Metrics {
   }
 
   observeRequest(route: string, method: string, status: number, seconds: number): void {
-    this.requests.inc({ route, method, status: String(status) });
-    this.duration.observe({ route }, seconds);
+    const key = `${route} ${method} ${status}`;
+    let series = this.requestSeries.get(key);
+    if (series === undefined) {
+      const count = this.requests.labels({ route, method, status: String(status) });
+      const time = this.duration.labels({ route });
+      series = { inc: () => count.inc(), observe: (s) => time.observe(s) };
+      this.requestSeries.set(key, series);
+    }
+    series.inc();
+    series.observe(seconds);
   }
 
   /** Methods outside the table share one label, so a client cannot grow the series without bound. */
   observeRpcCall(method: string, ok: boolean): void {
-    this.rpcCalls.inc({
-      method: METHODS_BY_NAME.has(method) ? method : "other",
-      outcome: ok ? "ok" : "error",
-    });
+    const name = METHODS_BY_NAME.has(method) ? method : "other";
+    const key = ok ? name : `${name} error`;
+    let series = this.rpcSeries.get(key);
+    if (series === undefined) {
+      series = this.rpcCalls.labels({ method: name, outcome: ok ? "ok" : "error" });
+      this.rpcSeries.set(key, series);
+    }
+    series.inc();
   }
 }
