@@ -1,7 +1,9 @@
 /**
  * The cost of the gateway, measured in one run: requests/s and p50/p99 of direct anvil vs chaingate
  * (Native path and POST /) for eth_blockNumber, eth_getBalance, eth_getBlockByHash (cacheable) and
- * eth_getBalance at "pending" (forwarded, never cached), at 1 and 32 connections, beside a plain
+ * eth_getBalance at "pending" (forwarded, never cached: once repeating one request, which the
+ * gateway may coalesce, and once with a distinct address per request, which it must forward), at
+ * 1 and 32 connections, beside a plain
  * Fastify handler returning a constant (the ceiling of this stack here). chaingate runs as its own
  * process (dist/main.js) so its resident memory under load is its own.
  * Run: npm run bench:gateway   (writes bench/results/gateway-<timestamp>.json)
@@ -103,13 +105,25 @@ async function measure(
   params: unknown[],
   connections: number,
   native = false,
+  distinct = false,
 ): Promise<Row> {
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
+  // Distinct: each request asks about another address, so neither the cache nor the coalescing of
+  // identical in-flight calls can answer it: every one is forwarded to the node.
+  let n = 0;
+  const vary = () =>
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params: [`0x${(++n).toString(16).padStart(40, "0")}`, ...params.slice(1)],
+    });
   const result = await autocannon({
     url: native ? `${url}/${method}` : `${url}/`,
     method: "POST",
     headers: { "content-type": "application/json" },
     body,
+    ...(distinct ? { requests: [{ setupRequest: (request) => ({ ...request, body: vary() }) }] } : {}),
     connections,
     duration: DURATION,
   });
@@ -135,25 +149,30 @@ const sampler = setInterval(() => {
   peakRss = Math.max(peakRss, rssMb(gateway.child.pid!));
 }, 100);
 
-const methods: [string, unknown[], "cacheable" | "forwarded"][] = [
-  ["eth_blockNumber", [], "cacheable"],
-  ["eth_getBalance", [DEV, "latest"], "cacheable"],
-  ["eth_getBlockByHash", [block.hash, false], "cacheable"],
-  ["eth_getBalance", [DEV, "pending"], "forwarded"],
+/** The last case asks about a different address each time: forwarding itself, not coalescing. */
+const methods: [string, unknown[], "cacheable" | "forwarded", boolean][] = [
+  ["eth_blockNumber", [], "cacheable", false],
+  ["eth_getBalance", [DEV, "latest"], "cacheable", false],
+  ["eth_getBlockByHash", [block.hash, false], "cacheable", false],
+  ["eth_getBalance", [DEV, "pending"], "forwarded", false],
+  ["eth_getBalance", [DEV, "pending"], "forwarded", true],
 ];
 const rows: Row[] = [];
 try {
   for (const connections of [1, 32]) {
     rows.push(await measure("ceiling", ceilingUrl, "constant", [], connections));
-    for (const [method, params] of methods) {
-      const label = `${method}${params.includes("pending") ? "(pending)" : ""}`;
-      rows.push({ ...(await measure("anvil", anvil.url, method, params, connections)), method: label });
+    for (const [method, params, , distinct] of methods) {
+      const label = `${method}${params.includes("pending") ? (distinct ? "(pending, distinct)" : "(pending)") : ""}`;
       rows.push({
-        ...(await measure("chaingate POST /", gateway.url, method, params, connections)),
+        ...(await measure("anvil", anvil.url, method, params, connections, false, distinct)),
         method: label,
       });
       rows.push({
-        ...(await measure("chaingate Native", gateway.url, method, params, connections, true)),
+        ...(await measure("chaingate POST /", gateway.url, method, params, connections, false, distinct)),
+        method: label,
+      });
+      rows.push({
+        ...(await measure("chaingate Native", gateway.url, method, params, connections, true, distinct)),
         method: label,
       });
     }
