@@ -348,7 +348,3 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === "string" && Object.hasOwn(ERROR_CODES, code);
 }
-
-export function entryOf(code: ErrorCode): ErrorCodeEntry {
-  return ERROR_CODES[code];
-}

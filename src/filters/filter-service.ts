@@ -2,6 +2,7 @@
 import { filterNotFound } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
+import { askHead } from "../upstream/ask-head.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { canonicalBase } from "./canonical-base.js";
 import { type LogCriteria, numericBlock, toHex } from "./filter-criteria.js";
@@ -177,7 +178,7 @@ export class FilterService {
       const logs = await this.logQuery.all(chain, criteria, tenant);
       return (await this.advance(row, 0, criteria.blockHash)) ? logs : [];
     }
-    const latest = await head(chain);
+    const latest = await askHead(chain);
     const rewound = await this.rewind(chain, row);
     if (rewound === undefined) {
       // The node answering has not seen our cursor block yet (it lags): nothing to say until it has.
@@ -329,13 +330,8 @@ async function blockHash(chain: Chain, n: number): Promise<string | null> {
 }
 
 async function headAndHash(chain: Chain): Promise<[number, string | null]> {
-  const n = await head(chain);
+  const n = await askHead(chain);
   return [n, await blockHash(chain, n)];
-}
-
-async function head(chain: Chain): Promise<number> {
-  const result = await chain.pool.call({ method: "eth_blockNumber", params: [] });
-  return Number.parseInt(String(result).slice(2), 16);
 }
 
 function range(from: number, to: number): number[] {

@@ -1,5 +1,6 @@
 /** eth_getLogs with guardrails: a block-range cap, a result cap, bounded chunks fetched in turn, identical chunks shared. */
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { askHead } from "../upstream/ask-head.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { type LogCriteria, logMatches, matchPart, toHex } from "./filter-criteria.js";
 
@@ -240,7 +241,7 @@ export class LogQuery {
 async function headOf(chain: Chain): Promise<number> {
   const known = chain.head?.head;
   if (known !== undefined) return known;
-  return Number(BigInt(String(await chain.pool.call({ method: "eth_blockNumber", params: [] }))));
+  return askHead(chain);
 }
 
 /** A block parameter as a number: tags resolved against the head (safe and finalized asked of the node). */

@@ -26,7 +26,10 @@ export class Metrics {
    * the label object on every request. The label values are bounded (route patterns, HTTP
    * methods, statuses, the method table), so these maps are too.
    */
-  private readonly requestSeries = new Map<string, { inc(): void; observe(seconds: number): void }>();
+  private readonly requestSeries = new Map<
+    string,
+    { count: { inc(): void }; time: { observe(seconds: number): void } }
+  >();
   private readonly rpcSeries = new Map<string, { inc(): void }>();
 
   constructor(sources: MetricsSources) {
@@ -192,13 +195,14 @@ export class Metrics {
     const key = `${route} ${method} ${status}`;
     let series = this.requestSeries.get(key);
     if (series === undefined) {
-      const count = this.requests.labels({ route, method, status: String(status) });
-      const time = this.duration.labels({ route });
-      series = { inc: () => count.inc(), observe: (s) => time.observe(s) };
+      series = {
+        count: this.requests.labels({ route, method, status: String(status) }),
+        time: this.duration.labels({ route }),
+      };
       this.requestSeries.set(key, series);
     }
-    series.inc();
-    series.observe(seconds);
+    series.count.inc();
+    series.time.observe(seconds);
   }
 
   /** Methods outside the table share one label, so a client cannot grow the series without bound. */

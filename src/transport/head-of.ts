@@ -1,8 +1,9 @@
 /** A chain's block number as the relayer reads it, noted in the chain's head so caches know that block. */
+import { askHead } from "../upstream/ask-head.js";
 import type { Chain } from "../upstream/chain-registry.js";
 
 export async function headOf(chain: Chain): Promise<number> {
-  const head = Number(BigInt(String(await chain.pool.call({ method: "eth_blockNumber", params: [] }))));
+  const head = await askHead(chain);
   chain.head?.observe(head);
   return head;
 }

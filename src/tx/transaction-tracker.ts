@@ -4,6 +4,7 @@ import type { Hex, LocalAccount } from "viem";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable } from "../store/schema.js";
+import { askHead } from "../upstream/ask-head.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { replacementFees } from "./fee-bump.js";
 import type { FeeOracle } from "./fee-oracle.js";
@@ -148,7 +149,7 @@ export class TransactionTracker {
    */
   async reconcile(chain: Chain): Promise<void> {
     const { store, logger } = this.options;
-    const head = Number(BigInt(String(await chain.pool.call({ method: "eth_blockNumber", params: [] }))));
+    const head = await askHead(chain);
     const recorded = await store.db
       .selectFrom("transactions")
       .selectAll()
@@ -354,7 +355,7 @@ export class TransactionTracker {
   private async confirm(chain: Chain, rows: TransactionsTable[]): Promise<void> {
     let head: number;
     try {
-      head = Number(BigInt(String(await chain.pool.call({ method: "eth_blockNumber", params: [] }))));
+      head = await askHead(chain);
     } catch {
       return;
     }

@@ -9,6 +9,20 @@ export interface UpstreamCall {
   params: readonly unknown[];
 }
 
+/**
+ * The node closed the connection under the call (a restart, a proxy's idle timeout on a kept-alive
+ * connection, a reset): nothing was answered. Timeouts are not among them: a node that did not
+ * answer in time is not asked the same thing twice by one call.
+ */
+const DROPPED = new Set(["UND_ERR_SOCKET", "UND_ERR_CLOSED", "ECONNRESET", "EPIPE"]);
+/** Sends, which the node may have received before the drop: never repeated here. */
+const NOT_REPEATED = new Set(["eth_sendRawTransaction", "eth_sendTransaction", "eth_sendRawTransactionSync"]);
+
+function isDropped(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && DROPPED.has(code);
+}
+
 /** No node answer larger than this is read into memory (the answer ceiling to clients is lower). */
 export const MAX_NODE_ANSWER_BYTES = 256 * 1024 * 1024;
 
@@ -45,6 +59,13 @@ export class HttpUpstream {
 
   private readonly authorization: string | undefined;
 
+  private async post(body: string): Promise<{ status: number; text: string }> {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (this.authorization) headers.authorization = this.authorization;
+    const response = await this.pool.request({ path: this.path, method: "POST", headers, body });
+    return { status: response.statusCode, text: await readCapped(response.body, MAX_NODE_ANSWER_BYTES) };
+  }
+
   /** Sends one call; resolves to the node's `result`, throws NodeRpcError for answers, retryable errors for faults. */
   async call({ method, params }: UpstreamCall): Promise<unknown> {
     const id = this.nextId++;
@@ -52,16 +73,11 @@ export class HttpUpstream {
     let text: string;
     let status: number;
     try {
-      const headers: Record<string, string> = { "content-type": "application/json" };
-      if (this.authorization) headers.authorization = this.authorization;
-      const response = await this.pool.request({
-        path: this.path,
-        method: "POST",
-        headers,
-        body,
-      });
-      status = response.statusCode;
-      text = await readCapped(response.body, MAX_NODE_ANSWER_BYTES);
+      ({ status, text } = await this.post(body).catch((error: unknown) => {
+        // A read whose kept-alive connection the node closed before answering: once more, on a fresh one.
+        if (!isDropped(error) || NOT_REPEATED.has(method)) throw error;
+        return this.post(body);
+      }));
     } catch (error) {
       if (error instanceof ChaingateError) throw error;
       throw upstreamUnavailable(`${this.label}: ${describeTransportError(error)}`, error);

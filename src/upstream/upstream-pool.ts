@@ -57,20 +57,6 @@ const NULL_WHEN_BEHIND = new Set([
   "eth_getLogs",
 ]);
 
-/**
- * A kept-alive connection the node closed under the call (a node restart, a proxy's idle timeout, a
- * reset): nothing was answered, and a fresh connection usually is. Timeouts are not among them: a
- * node that did not answer in time is not asked again by the same call.
- */
-const DROPPED = new Set(["UND_ERR_SOCKET", "UND_ERR_CLOSED", "ECONNRESET", "EPIPE"]);
-/** Calls whose repetition is not a read: they are never asked twice by the pool itself. */
-const NOT_REPEATED = new Set(["eth_sendRawTransaction", "eth_sendTransaction", "eth_sendRawTransactionSync"]);
-
-function droppedConnection(error: unknown): boolean {
-  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
-  return typeof cause?.code === "string" && DROPPED.has(cause.code);
-}
-
 function isEmpty(result: unknown): boolean {
   return result === null || (Array.isArray(result) && result.length === 0);
 }
@@ -256,7 +242,7 @@ export class UpstreamPool {
     let lastFault: unknown;
     for (const member of this.order(Date.now())) {
       try {
-        const result = await this.ask(member, call);
+        const result = await member.upstream.call(call);
         member.answered++;
         member.consecutiveFaults = 0;
         member.coolUntil = 0;
@@ -278,16 +264,6 @@ export class UpstreamPool {
           lastFault === undefined ? "no verified upstream is available" : "no upstream answered",
           lastFault,
         );
-  }
-
-  /** One call to one member; a read whose connection dropped is asked once more, on a fresh one. */
-  private async ask(member: Member, call: UpstreamCall): Promise<unknown> {
-    try {
-      return await member.upstream.call(call);
-    } catch (error) {
-      if (!droppedConnection(error) || NOT_REPEATED.has(call.method)) throw error;
-      return member.upstream.call(call);
-    }
   }
 
   /**
