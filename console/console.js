@@ -666,6 +666,7 @@ function interesting(filter, state, updatedAt) {
 const pages = {
   transports: { before: [], cursor: undefined },
   transfers: { before: [], cursor: undefined },
+  audit: { before: [], cursor: undefined },
 };
 
 function pager(list, nextCursor) {
@@ -1243,6 +1244,76 @@ async function renderActions() {
   );
 }
 
+// ---- Audit ----
+
+/** The audit log (GET /audit): every signing decision and policy or key change; an admin sees all. */
+async function renderAudit(decision = "all") {
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  if (decision !== "all") query.set("decision", decision);
+  if (pages.audit.cursor !== undefined) query.set("cursor", pages.audit.cursor);
+  const { entries, next_cursor: next } = await api("/audit", { query: `?${query}` });
+  const select = h(
+    "select",
+    {
+      id: "audit-decision",
+      onchange: (event) => {
+        pages.audit = { before: [], cursor: undefined };
+        renderAudit(event.target.value);
+      },
+    },
+    ["all", "allowed", "denied", "change"].map((value) =>
+      h("option", { value, selected: value === decision }, value),
+    ),
+  );
+  main.replaceChildren(
+    h("h2", {}, "Audit log"),
+    h(
+      "p",
+      {},
+      h("label", { for: "audit-decision" }, "Decisions "),
+      select,
+      ` (${PAGE_SIZE} a page, newest first; policies and their rules: docs/policies-and-webhooks.md)`,
+    ),
+    table(
+      "Signing decisions, policy and key changes",
+      [
+        "Time",
+        "Key",
+        "Operation",
+        "Decision",
+        "Rule",
+        "Address",
+        "To",
+        "Value (wei)",
+        "Token amount",
+        "Transaction",
+      ],
+      entries.map((e) =>
+        h(
+          "tr",
+          { "data-audit": e.id, "data-decision": e.decision },
+          h("td", {}, new Date(e.created_at).toLocaleString()),
+          hashCell(e.api_key_id),
+          h("td", {}, e.operation),
+          h(
+            "td",
+            { class: e.decision === "denied" ? "state-bad" : e.decision === "allowed" ? "state-ok" : "" },
+            e.decision,
+          ),
+          h("td", {}, e.rule ?? ""),
+          hashCell(e.address),
+          hashCell(e.to),
+          h("td", {}, e.value ?? ""),
+          h("td", {}, e.token_amount ?? ""),
+          hashCell(e.tx_hash),
+        ),
+      ),
+      { id: "audit" },
+    ),
+    pager("audit", next),
+  );
+}
+
 // ---- Routing ----
 
 const PAGES = {
@@ -1251,6 +1322,7 @@ const PAGES = {
   "#/wallets": renderWallets,
   "#/activity": () => renderActivity(document.getElementById("activity-filter")?.value ?? "all"),
   "#/actions": renderActions,
+  "#/audit": () => renderAudit(document.getElementById("audit-decision")?.value ?? "all"),
 };
 
 async function route() {

@@ -19,16 +19,19 @@ import { healthRoutes } from "./http/health-routes.js";
 import { type EmbeddedStatus, networkRoutes } from "./http/network-routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { operationRoutes } from "./http/operation-routes.js";
+import { policyRoutes } from "./http/policy-routes.js";
 import { fromFastifyError, notFoundProblem, problemOf } from "./http/problem.js";
 import { rpcRoutes } from "./http/rpc-routes.js";
 import { transactionRoutes } from "./http/transaction-routes.js";
 import { formatValidationErrors } from "./http/validation-errors.js";
 import { walletRoutes } from "./http/wallet-routes.js";
+import { webhookRoutes } from "./http/webhook-routes.js";
 import { registerWebSocket } from "./http/websocket-routes.js";
 import { FairGate } from "./keys/fair-gate.js";
 import { lazyChildLogger } from "./logging/lazy-child.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { Operation } from "./operations/operation.js";
+import type { PolicyStore } from "./policies/policy-store.js";
 import { RpcDispatcher } from "./rpc/dispatcher.js";
 import { errorText } from "./rpc/envelope.js";
 import { methodPolicy } from "./rpc/method-policy.js";
@@ -39,6 +42,8 @@ import type { TransactionService } from "./tx/transaction-service.js";
 import type { ChainRegistry } from "./upstream/chain-registry.js";
 import type { ReadinessMonitor } from "./upstream/readiness.js";
 import type { WalletService } from "./wallets/wallet-service.js";
+import type { BalanceWatch } from "./webhooks/balance-watch.js";
+import type { WebhookStore } from "./webhooks/webhook-store.js";
 
 export interface AppDeps {
   config: Config;
@@ -62,6 +67,9 @@ export interface AppDeps {
   keys: KeyRing;
   limiters: RateLimiters;
   readiness: ReadinessMonitor;
+  policies: PolicyStore;
+  webhooks: WebhookStore;
+  balances: BalanceWatch;
   embedded?: (chainId: number) => EmbeddedStatus | undefined;
 }
 
@@ -200,6 +208,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(walletRoutes, { wallets: deps.wallets, maxAddresses: config.maxAddressesPerWallet });
   await app.register(transactionRoutes, { transactions: deps.transactions });
   await app.register(custodyRoutes, { custody: deps.custody });
+  await app.register(policyRoutes, { policies: deps.policies, store: deps.store });
+  await app.register(webhookRoutes, {
+    webhooks: deps.webhooks,
+    balances: deps.balances,
+    wallets: deps.wallets,
+  });
   await app.register(operationRoutes, {
     operations: deps.operations,
     idempotency: deps.idempotency,

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { parseKeysCommand, runKeysCommand } from "./auth/keys-command.js";
 import { ConfigError, helpText, loadConfig } from "./config/load-config.js";
 import { createLogger } from "./logging/create-logger.js";
+import { parsePoliciesCommand, runPoliciesCommand } from "./policies/policies-command.js";
 import { startChaingate } from "./runtime.js";
 
 function version(): string {
@@ -25,6 +26,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (argv[0] === "keys") {
     await keys(argv.slice(1));
+    return;
+  }
+  if (argv[0] === "policies") {
+    await policies(argv.slice(1));
     return;
   }
   const deployOnly = argv[0] === "contracts";
@@ -94,6 +99,19 @@ async function keys(argv: string[]): Promise<void> {
     const command = parseKeysCommand(argv);
     const config = loadConfig({ env: process.env, argv: command.rest });
     const output = await runKeysCommand(command, config);
+    if (output !== "") process.stdout.write(`${output}\n`);
+  } catch (error) {
+    process.stderr.write(`chaingate: ${(error as Error).message}\n`);
+    process.exitCode = error instanceof ConfigError ? 2 : 1;
+  }
+}
+
+/** `chaingate policies ...`: signing policies in the configured store. */
+async function policies(argv: string[]): Promise<void> {
+  try {
+    const command = parsePoliciesCommand(argv);
+    const config = loadConfig({ env: process.env, argv: command.rest });
+    const output = await runPoliciesCommand(command, config);
     if (output !== "") process.stdout.write(`${output}\n`);
   } catch (error) {
     process.stderr.write(`chaingate: ${(error as Error).message}\n`);

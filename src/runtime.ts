@@ -37,6 +37,7 @@ import type { ChainRegistry } from "./upstream/chain-registry.js";
 import { chainEntries, startChains } from "./upstream/start-chains.js";
 import { startWallets } from "./wallets/start-wallets.js";
 import type { WalletService } from "./wallets/wallet-service.js";
+import { startWebhooks } from "./webhooks/start-webhooks.js";
 
 export interface Runtime {
   readonly app: FastifyInstance;
@@ -80,13 +81,17 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const custody = startCustody(config, { store, wallets, ...life });
     // Unattended addresses can always be re-signed for a fee bump, with no unlock in memory.
     const fallbackSigner = (address: string) => custody.unattendedSigner(address).catch(() => undefined);
-    const { fees, pipeline, idempotency, transactions, tracker } = startTransactions(config, {
-      store,
-      chains,
-      wallets,
-      fallbackSigner,
-      ...life,
-    });
+    const { webhooks, balances } = startWebhooks(config, { store, chains, ...life });
+    const { fees, pipeline, idempotency, transactions, tracker, policies, guard } = startTransactions(
+      config,
+      {
+        store,
+        chains,
+        wallets,
+        fallbackSigner,
+        ...life,
+      },
+    );
 
     const embedded = devnet !== undefined;
     const deploy = options.deployContracts === true;
@@ -98,6 +103,8 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       embedded,
       deploy,
     });
+    // Transports through chaingate's own endpoint are judged by whom they reach.
+    if (system) guard.isEndpoint = (_chainId, address) => address === system.endpoint.toLowerCase();
     const members = new MemberService({ store, chains, pipeline, system: systemOf });
     const tokens = new TokenService({ pipeline, system: systemOf });
     const transports = new TransportService({ store, chains, members, tokens, system: systemOf });
@@ -115,8 +122,16 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const nodeAccounts = config.custody.nodeAccounts && embedded;
     const app = await buildApp({
       ...{ config, logger, store, chains, filters, logs, wallets, transactions, custody, cache, hub },
-      ...{ idempotency, keys, readiness },
-      signer: new SignerMethods({ accounts: custody, pipeline, fees, idempotency, filters, nodeAccounts }),
+      ...{ idempotency, keys, readiness, policies, webhooks, balances },
+      signer: new SignerMethods({
+        accounts: custody,
+        pipeline,
+        fees,
+        idempotency,
+        filters,
+        nodeAccounts,
+        guard,
+      }),
       metrics: new Metrics({ chains, store, cache, hub, deriver }),
       operations: [
         ...transferOperations(store),

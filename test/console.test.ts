@@ -114,6 +114,52 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
     await page.close();
   });
 
+  it("shows the audit log: allowed and denied signatures with the rule, filtered by decision", async () => {
+    const { json } = await rt.post("/wallet", {
+      type: "KEYSTORE_V3",
+      password: PASSWORD,
+      address_quantity: 1,
+    });
+    const { id: walletId, address } = (json as { id: string; address: string }[])[0]!;
+    await rt.post("/", {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "personal_unlockAccount",
+      params: [address, PASSWORD, 600],
+    });
+    const signed = await rt.post("/", {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "personal_sign",
+      params: ["0x01", address],
+    });
+    expect((signed.json as { result?: string }).result).toMatch(/^0x/);
+    const policy = await rt.post("/policies", {
+      name: "no messages",
+      wallet_id: walletId,
+      rules: { message_signing: false },
+    });
+    expect(policy.status).toBe(200);
+    const refused = await rt.post("/", {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "personal_sign",
+      params: ["0x02", address],
+    });
+    expect((refused.json as { error?: { code: number } }).error?.code).toBe(-32003);
+
+    const page = await browser.newPage();
+    await page.goto(`${rt.url}/console/#/audit`);
+    await page.locator('#audit tr[data-decision="denied"]').first().waitFor();
+    expect(await page.locator('#audit tr[data-decision="allowed"]').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: `${SHOTS}audit.png`, fullPage: true });
+    await page.selectOption("#audit-decision", "denied");
+    await page.waitForFunction('document.querySelectorAll("#audit tr[data-decision=allowed]").length === 0');
+    const denied = page.locator('#audit tr[data-decision="denied"]').first();
+    expect(await denied.textContent()).toContain("message_signing");
+    await page.close();
+  });
+
   it("does every Members and Token Management operation by clicking: pickers, default destination, balances, short hashes, paging, chart", async () => {
     const page = await browser.newPage();
     page.on("dialog", (dialog) => void dialog.accept());

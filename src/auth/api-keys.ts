@@ -1,5 +1,6 @@
 /** Creates, lists and revokes API keys; a key is shown once, at creation, and only its hash is stored. */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { appendAudit } from "../audit/audit-log.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
 import type { ApiKeyRole } from "../store/schema.js";
@@ -21,13 +22,26 @@ export interface ApiKeyInfo {
 export class ApiKeyStore {
   constructor(private readonly store: Store) {}
 
-  async create(role: ApiKeyRole, name: string): Promise<{ id: string; key: string; role: ApiKeyRole }> {
+  /** `by`: the admin key that made it, or null (the CLI, run by whoever holds the store). */
+  async create(
+    role: ApiKeyRole,
+    name: string,
+    by: string | null = null,
+  ): Promise<{ id: string; key: string; role: ApiKeyRole }> {
     const id = randomUUID();
     const key = `${KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
-    await this.store.db
-      .insertInto("api_keys")
-      .values({ id, name, role, key_hash: hashKey(key), created_at: Date.now(), revoked_at: null })
-      .execute();
+    await this.store.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("api_keys")
+        .values({ id, name, role, key_hash: hashKey(key), created_at: Date.now(), revoked_at: null })
+        .execute();
+      await appendAudit(trx, {
+        apiKeyId: by,
+        operation: "key.create",
+        decision: "change",
+        detail: { id, name, role },
+      });
+    });
     return { id, key, role };
   }
 
@@ -42,16 +56,19 @@ export class ApiKeyStore {
     }));
   }
 
-  async revoke(id: string): Promise<void> {
-    const result = await this.store.db
-      .updateTable("api_keys")
-      .set({ revoked_at: Date.now() })
-      .where("id", "=", id)
-      .where("revoked_at", "is", null)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) {
-      throw new ChaingateError(`no active key with id ${id}`, { code: "KEY_NOT_FOUND" });
-    }
+  async revoke(id: string, by: string | null = null): Promise<void> {
+    await this.store.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable("api_keys")
+        .set({ revoked_at: Date.now() })
+        .where("id", "=", id)
+        .where("revoked_at", "is", null)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) {
+        throw new ChaingateError(`no active key with id ${id}`, { code: "KEY_NOT_FOUND" });
+      }
+      await appendAudit(trx, { apiKeyId: by, operation: "key.revoke", decision: "change", detail: { id } });
+    });
   }
 
   /** Active keys by hash: what the key ring holds in memory. */

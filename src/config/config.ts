@@ -81,6 +81,21 @@ export interface Config {
   /** Without API keys: browser origins accepted besides chaingate's own. */
   readonly allowedOrigins: readonly string[];
   readonly limits: ResourceLimits;
+  readonly webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  /** Endpoints one tenant may register. */
+  readonly perKey: number;
+  /** Loopback and private addresses allowed as receivers (tests, a receiver beside chaingate). */
+  readonly allowPrivate: boolean;
+  readonly intervalMs: number;
+  readonly retryBaseMs: number;
+  /** A delivery is retried this long after its event, then given up. */
+  readonly retryForMs: number;
+  readonly timeoutMs: number;
+  /** How often wallets with a balance alert are read. */
+  readonly balanceCheckMs: number;
 }
 
 /** What one tenant (API key, or client address without keys) or one request may hold or ask for. */

@@ -73,6 +73,13 @@ const DEFAULTS: OptionValues = {
   maxLogsResults: 10_000,
   maxResponseMb: 64,
   maxConcurrentPerKey: 512,
+  maxWebhooksPerKey: 20,
+  webhookAllowPrivate: false,
+  webhookIntervalMs: 500,
+  webhookRetryBaseMs: 5000,
+  webhookRetryHours: 72,
+  webhookTimeoutMs: 10_000,
+  balanceCheckMs: 15_000,
 };
 
 /** Splits argv into `--flag value` / `--flag=value` pairs; unknown flags are problems, not ignored. */
@@ -288,6 +295,15 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       logsResults: v.maxLogsResults,
       responseBytes: v.maxResponseMb * MIB,
       concurrentPerKey: v.maxConcurrentPerKey,
+    },
+    webhooks: {
+      perKey: v.maxWebhooksPerKey,
+      allowPrivate: v.webhookAllowPrivate,
+      intervalMs: v.webhookIntervalMs,
+      retryBaseMs: v.webhookRetryBaseMs,
+      retryForMs: v.webhookRetryHours * 3_600_000,
+      timeoutMs: v.webhookTimeoutMs,
+      balanceCheckMs: v.balanceCheckMs,
     },
   };
   return deepFreeze(config);

@@ -71,6 +71,13 @@ export interface OptionValues {
   maxLogsResults: number;
   maxResponseMb: number;
   maxConcurrentPerKey: number;
+  maxWebhooksPerKey: number;
+  webhookAllowPrivate: boolean;
+  webhookIntervalMs: number;
+  webhookRetryBaseMs: number;
+  webhookRetryHours: number;
+  webhookTimeoutMs: number;
+  balanceCheckMs: number;
 }
 
 function integer(min: number, max: number): OptionSpec["parse"] {
@@ -594,5 +601,61 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "on SIGTERM, in-flight requests get this long to finish before chaingate exits anyway",
     defaultText: "10000",
     parse: integer(0, 600_000),
+  },
+  {
+    key: "maxWebhooksPerKey",
+    env: "CHAINGATE_MAX_WEBHOOKS_PER_KEY",
+    flag: "--max-webhooks-per-key",
+    help: "webhook endpoints one API key (or, without keys, the one local user) may register",
+    defaultText: "20",
+    parse: integer(1, 10_000),
+  },
+  {
+    key: "webhookAllowPrivate",
+    env: "CHAINGATE_WEBHOOK_ALLOW_PRIVATE",
+    flag: "--webhook-allow-private",
+    help: "let webhook URLs reach loopback and private addresses (refused by default: a tenant must not make chaingate call into its own network)",
+    defaultText: "false",
+    parse: boolean,
+  },
+  {
+    key: "webhookIntervalMs",
+    env: "CHAINGATE_WEBHOOK_INTERVAL_MS",
+    flag: "--webhook-interval-ms",
+    help: "how often the webhook sender looks for due deliveries",
+    defaultText: "500",
+    parse: integer(10, 60_000),
+  },
+  {
+    key: "webhookRetryBaseMs",
+    env: "CHAINGATE_WEBHOOK_RETRY_BASE_MS",
+    flag: "--webhook-retry-base-ms",
+    help: "first retry delay of a failed webhook delivery; each next one doubles (with jitter) up to one hour",
+    defaultText: "5000",
+    parse: integer(10, 3_600_000),
+  },
+  {
+    key: "webhookRetryHours",
+    env: "CHAINGATE_WEBHOOK_RETRY_HOURS",
+    flag: "--webhook-retry-hours",
+    help: "a webhook delivery is retried for this long after its event before it is given up (it can still be redelivered by hand)",
+    defaultText: "72",
+    parse: integer(24, 24 * 30),
+  },
+  {
+    key: "webhookTimeoutMs",
+    env: "CHAINGATE_WEBHOOK_TIMEOUT_MS",
+    flag: "--webhook-timeout-ms",
+    help: "a webhook receiver must answer within this time, or the attempt counts as failed",
+    defaultText: "10000",
+    parse: integer(100, 120_000),
+  },
+  {
+    key: "balanceCheckMs",
+    env: "CHAINGATE_BALANCE_CHECK_MS",
+    flag: "--balance-check-ms",
+    help: "how often addresses of wallets with a balance alert are read (wallet.balance_low webhooks)",
+    defaultText: "15000",
+    parse: integer(50, 3_600_000),
   },
 ];

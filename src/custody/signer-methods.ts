@@ -3,6 +3,7 @@ import type { Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidParams } from "../errors/rpc-errors.js";
 import type { FilterService } from "../filters/filter-service.js";
+import type { PolicyGuard } from "../policies/policy-guard.js";
 import type { FeeOracle } from "../tx/fee-oracle.js";
 import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
 import type { SignedOperation, TransactionPipeline } from "../tx/transaction-pipeline.js";
@@ -27,6 +28,8 @@ export interface SignerMethodsOptions {
   filters: FilterService;
   /** Devnet aid: anvil's own accounts are listed too, and calls for them go to the node. */
   nodeAccounts: boolean;
+  /** Message signatures ask the policies too (transactions do so in the pipeline). */
+  guard: PolicyGuard;
 }
 
 const MESSAGE_HEX = /^0x([0-9a-fA-F]{2})*$/;
@@ -55,19 +58,26 @@ export class SignerMethods {
       }
       case "eth_sign":
         return this.forNodeOr(chain, method, params, owner, params[0] as string, async () => {
-          const { account } = await accounts.signer(owner, params[0] as string);
+          const { account } = await this.messageSigner(chain, method, owner, params[0] as string, {
+            kind: "message",
+          });
           return account.signMessage({ message: { raw: params[1] as Hex } });
         });
       case "personal_sign":
         return this.forNodeOr(chain, method, params, owner, params[1] as string, async () => {
-          const { account } = await accounts.signer(owner, params[1] as string);
+          const { account } = await this.messageSigner(chain, method, owner, params[1] as string, {
+            kind: "message",
+          });
           return account.signMessage({ message: messageOf(params[0] as string) });
         });
       case "eth_signTypedData_v4": {
         // The document is checked before the account, so a malformed one is -32602 whoever asks.
         const typed = readTypedData(params[1]);
         return this.forNodeOr(chain, method, params, owner, params[0] as string, async () => {
-          const { account } = await accounts.signer(owner, params[0] as string);
+          const { account } = await this.messageSigner(chain, method, owner, params[0] as string, {
+            kind: "typed_data",
+            domain: (typed.domain ?? {}) as Record<string, unknown>,
+          });
           return account.signTypedData(typed);
         });
       }
@@ -94,6 +104,28 @@ export class SignerMethods {
       default:
         throw invalidParams(`${method} is not a signer method`);
     }
+  }
+
+  /** The account for a message signature, once the policies allow it (the decision is audited). */
+  private async messageSigner(
+    chain: Chain,
+    method: string,
+    owner: string | null,
+    address: string,
+    facts: Parameters<PolicyGuard["message"]>[1],
+  ) {
+    const signer = await this.options.accounts.signer(owner, address);
+    await this.options.guard.message(
+      {
+        apiKeyId: owner,
+        walletId: signer.walletId,
+        address: signer.account.address,
+        operation: method,
+        chainId: chain.chainId,
+      },
+      facts,
+    );
+    return signer;
   }
 
   /** With the devnet switch on, an address that is not the tenant's custody address is the node's business. */

@@ -18,6 +18,8 @@ export const RPC_TX_REJECTED = -32010;
 export const RPC_UNAVAILABLE = -32011;
 export const RPC_ADMIN_REQUIRED = -32012;
 export const RPC_METHOD_DENIED = -32013;
+/** EIP-1474's "transaction rejected": a signing policy refused the request. */
+export const RPC_POLICY_DENIED = -32003;
 
 export interface ErrorCodeEntry {
   /** HTTP status of the problem body; for start-up and CLI codes, what an HTTP answer would be. */
@@ -302,6 +304,23 @@ export const ERROR_CODES = {
     meaning:
       "an operation waited for its own transaction and it was not mined in time; `data.tx_hash` is tracked",
   },
+
+  // Policies, audit and webhooks
+  POLICY_DENIED: {
+    status: 403,
+    rpc: RPC_POLICY_DENIED,
+    meaning:
+      "a signing policy refused the request; `data.rule` and `data.policy_id` name the rule; nothing was signed",
+  },
+  POLICY_NOT_FOUND: { status: 404, meaning: "no policy with that id" },
+  INVALID_POLICY: { ...BAD, meaning: "a policy binds nothing, or a rule's value is not what it must be" },
+  WEBHOOK_NOT_FOUND: { status: 404, meaning: "no webhook (or delivery) with that id for this key" },
+  WEBHOOK_URL_REFUSED: {
+    ...BAD,
+    meaning:
+      "a webhook URL is not http(s), or names a private or loopback address the operator did not allow",
+  },
+  WEBHOOK_LIMIT: { ...LIMIT, meaning: "the key has `--max-webhooks-per-key` webhooks already" },
 
   // Members, tokens, contracts and transports (reverts of chaingate's contracts answer 422 / -32010)
   MEMBER_NAME_TAKEN: {

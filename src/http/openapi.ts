@@ -84,6 +84,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           name: "Token Management",
           description: "ERC20/ERC721 tokens, transfers and cross-chain transports",
         },
+        {
+          name: "Policies",
+          description: "Signing policies (admin) and the audit log of every signing decision",
+        },
+        { name: "Webhooks", description: "Signed, durable notifications of every state change" },
         { name: "Operations", description: "Health and documentation" },
       ],
     },

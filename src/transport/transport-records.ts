@@ -3,6 +3,9 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Store } from "../store/database.js";
 import type { TransportsTable } from "../store/schema.js";
+import type { EventType } from "../webhooks/event-types.js";
+import { recordEvent } from "../webhooks/outbox.js";
+import { transportEvent } from "./transport-event.js";
 import { newTransportRow, type SentTransport } from "./transport-row.js";
 
 /** Transports one pass takes of each kind of work. */
@@ -95,20 +98,29 @@ export class TransportRecords {
 
   async delivered(id: string, txHash: string | null): Promise<void> {
     const now = this.now();
-    await this.store.db
-      .updateTable("transports")
-      .set({
-        state: "delivered",
-        destination_tx_hash: txHash,
-        delivered_at: now,
-        updated_at: now,
-        error: null,
-        refund_state: null,
-      })
-      .where("id", "=", id)
-      .where("state", "!=", "delivered")
-      .execute();
+    await this.store.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable("transports")
+        .set({
+          state: "delivered",
+          destination_tx_hash: txHash,
+          delivered_at: now,
+          updated_at: now,
+          error: null,
+          refund_state: null,
+        })
+        .where("id", "=", id)
+        .where("state", "!=", "delivered")
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 1) await this.announce(trx, id, "transport.delivered", now);
+    });
     this.logger.info({ transport: id, tx: txHash }, "transport delivered");
+  }
+
+  /** The transport as it now is, to the webhooks of its owner (in the transaction that changed it). */
+  private async announce(trx: Parameters<typeof recordEvent>[0], id: string, type: EventType, now: number) {
+    const row = await trx.selectFrom("transports").selectAll().where("id", "=", id).executeTakeFirst();
+    if (row) await recordEvent(trx, transportEvent(row, type), now);
   }
 
   /** Failed for good; token transports refused by the destination are then refunded (`refund` "pending"). */
@@ -124,10 +136,37 @@ export class TransportRecords {
   }
 
   async note(id: string, changes: Partial<TransportsTable>): Promise<void> {
-    await this.store.db
-      .updateTable("transports")
-      .set({ ...changes, updated_at: this.now() })
-      .where("id", "=", id)
-      .execute();
+    const now = this.now();
+    const type: EventType | undefined =
+      changes.state === "failed"
+        ? "transport.failed"
+        : changes.state === "delivering"
+          ? "transport.delivering"
+          : changes.refund_state === "done"
+            ? "transport.refunded"
+            : undefined;
+    const update = (db: Parameters<typeof recordEvent>[0]) =>
+      db
+        .updateTable("transports")
+        .set({ ...changes, updated_at: now })
+        .where("id", "=", id)
+        .execute();
+    if (type === undefined) {
+      await update(this.store.db);
+      return;
+    }
+    await this.store.db.transaction().execute(async (trx) => {
+      const before = await trx
+        .selectFrom("transports")
+        .select(["state", "refund_state"])
+        .where("id", "=", id)
+        .executeTakeFirst();
+      await update(trx);
+      // A state is announced once: a repeated note (another delivery attempt) is no change.
+      const changed =
+        before !== undefined &&
+        (type === "transport.refunded" ? before.refund_state !== "done" : before.state !== changes.state);
+      if (changed) await this.announce(trx, id, type, now);
+    });
   }
 }

@@ -11,6 +11,8 @@ import type { Store } from "../store/database.js";
 import type { TransportKind } from "../store/schema.js";
 import type { TokenService } from "../tokens/token-service.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
+import { recordEvent } from "../webhooks/outbox.js";
+import { transportEvent } from "./transport-event.js";
 import { newTransportRow, type SentTransport } from "./transport-row.js";
 
 export interface TransportServiceOptions {
@@ -159,17 +161,22 @@ export class TransportService {
 
   /** The relayer may have seen the event first (it inserts from the chain): either order ends in one row. */
   private async record(row: SentTransport, owner: string | null): Promise<void> {
-    await this.options.store.db
-      .insertInto("transports")
-      .values(newTransportRow({ ...row, owner }, this.now()))
-      .onConflict((oc) =>
-        oc.column("id").doUpdateSet({
-          source_tx_hash: row.source_tx_hash,
-          owner,
-          with_data: row.with_data,
-          payload_hash: row.payload_hash,
-        }),
-      )
-      .execute();
+    const now = this.now();
+    const fresh = newTransportRow({ ...row, owner }, now);
+    await this.options.store.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("transports")
+        .values(fresh)
+        .onConflict((oc) =>
+          oc.column("id").doUpdateSet({
+            source_tx_hash: row.source_tx_hash,
+            owner,
+            with_data: row.with_data,
+            payload_hash: row.payload_hash,
+          }),
+        )
+        .execute();
+      await recordEvent(trx, transportEvent(fresh, "transport.sent"), now);
+    });
   }
 }

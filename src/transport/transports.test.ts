@@ -7,10 +7,12 @@ import {
   TransportProbe,
 } from "../contracts/artifacts.generated.js";
 import { receiptOf, result } from "../test-support/chain-helpers.js";
+import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { newWallet, ok, op, PASSWORD, read, settled, transport } from "../test-support/token-helpers.js";
+import { type Receiver, startReceiver } from "../test-support/webhook-receiver.js";
 
 const ERC20 = BridgeERC20.abi as Abi;
 const ERC721 = BridgeERC721.abi as Abi;
@@ -37,17 +39,27 @@ describeEachStore("members, tokens and transports on the embedded chains 1001 an
   let rt: TestRuntime;
   let alice: { id: string; address: Hex };
   let mallory: { id: string; address: Hex };
+  let receiver: Receiver;
   const signer = () => ({ wallet_id: alice.id, password: PASSWORD });
 
   beforeAll(async () => {
     rt = await startTestRuntime({
       store: target,
-      env: { CHAINGATE_TRACKER_INTERVAL_MS: "100", CHAINGATE_RELAYER_INTERVAL_MS: "100" },
+      env: {
+        CHAINGATE_TRACKER_INTERVAL_MS: "100",
+        CHAINGATE_RELAYER_INTERVAL_MS: "100",
+        CHAINGATE_WEBHOOK_ALLOW_PRIVATE: "true",
+        CHAINGATE_WEBHOOK_INTERVAL_MS: "50",
+      },
     });
     alice = await newWallet(rt);
     mallory = await newWallet(rt);
+    receiver = await startReceiver();
   }, 60_000);
-  afterAll(async () => rt?.close());
+  afterAll(async () => {
+    await rt?.close();
+    await receiver?.down();
+  });
 
   it("registers members in the on-chain registry and lists them; refuses duplicates and unknown chains", async () => {
     const home = await ok(rt, "register_new_member", {
@@ -153,6 +165,26 @@ describeEachStore("members, tokens and transports on the embedded chains 1001 an
     expect(tooMuch.error?.data?.code).toBe("INSUFFICIENT_TOKEN_BALANCE");
     expect(tooMuch.error?.message).toMatch(/1000001.*1000000/);
 
+    // A policy on the wallet judges a transport by its recipient and its ERC20 amount.
+    const hook = await rt.post("/webhooks", { url: receiver.url, events: ["transport.*"] });
+    expect(hook.status).toBe(200);
+    const policy = await rt.post("/policies", {
+      name: "bridge",
+      wallet_id: alice.id,
+      rules: { recipients: [RECIPIENT_1002], tokens: [{ token: address, max_per_tx: "250" }] },
+    });
+    expect(policy.status, JSON.stringify(policy.json)).toBe(200);
+    const transportTo = (to: string, amount: string) =>
+      op(rt, "trasport_token", { ...signer(), token: address, to, amount, destination_chain_id: 1002 });
+    expect((await transportTo(RECIPIENT_1002, "251")).error?.data).toMatchObject({
+      code: "POLICY_DENIED",
+      rule: "tokens.max_per_tx",
+    });
+    expect((await transportTo(DEV_ACCOUNT_2, "1")).error?.data).toMatchObject({
+      code: "POLICY_DENIED",
+      rule: "recipients",
+    });
+
     const sent = await ok(rt, "trasport_token", {
       ...signer(),
       token: address,
@@ -182,9 +214,20 @@ describeEachStore("members, tokens and transports on the embedded chains 1001 an
     expect(supply1001 + supply1002).toBe(1_000_000n);
     expect(await read(rt, 1002, address, ERC20, "symbol")).toBe("BRG");
     expect(await deliveries(rt, sent.transport_id as string)).toBe(1);
-    // Nothing was attempted for the refused transport.
+    // Nothing was attempted for the refused transports.
     const { transports } = await ok<{ transports: unknown[] }>(rt, "list_all_transports", { kind: "ERC20" });
     expect(transports).toHaveLength(1);
+    // Its webhook heard each state once, in order.
+    const ofTransport = () => receiver.deliveries.filter((d) => d.body.data.id === sent.transport_id);
+    expect(
+      await waitUntil(() => ofTransport().some((d) => d.body.type === "transport.delivered"), 60_000),
+    ).toBe(true);
+    expect(ofTransport().map((d) => d.body.type)).toEqual([
+      "transport.sent",
+      "transport.delivering",
+      "transport.delivered",
+    ]);
+    await fetch(`${rt.url}/policies/${(policy.json as { id: string }).id}`, { method: "DELETE" });
   });
 
   it("transports an ERC721 token id; a non-owner cannot move or transport it", async () => {

@@ -94,6 +94,16 @@ export class NonceLedger {
     return row.next_nonce;
   }
 
+  /** Holds the address's ledger row until `trx` ends, without taking a nonce (eth_signTransaction's rolling limits). */
+  async lock(trx: Transaction<Database>, chainId: number, address: string): Promise<void> {
+    await trx
+      .updateTable("nonce_ledger")
+      .set((eb) => ({ next_nonce: eb.ref("next_nonce") }))
+      .where("chain_id", "=", chainId)
+      .where("address", "=", address.toLowerCase())
+      .execute();
+  }
+
   /** Takes the next nonce; call inside the transaction that records the request (the row stays locked). */
   async allocate(trx: Transaction<Database>, chainId: number, address: string): Promise<number> {
     const row = await trx

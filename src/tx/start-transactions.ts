@@ -3,6 +3,8 @@ import type { LocalAccount } from "viem";
 import type { Config } from "../config/config.js";
 import { PRUNE_MS, startPeriodic } from "../lifecycle/periodic-task.js";
 import type { Lifecycle } from "../lifecycle/shutdown.js";
+import { PolicyGuard } from "../policies/policy-guard.js";
+import { PolicyStore } from "../policies/policy-store.js";
 import type { Store } from "../store/database.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
@@ -20,6 +22,8 @@ export interface Transactions {
   idempotency: IdempotencyStore;
   transactions: TransactionService;
   tracker: TransactionTracker;
+  policies: PolicyStore;
+  guard: PolicyGuard;
 }
 
 export function startTransactions(
@@ -37,7 +41,10 @@ export function startTransactions(
   const signers = new SignerRegistry(config.unlockCacheMs);
   startPeriodic({ name: "signer prune", everyMs: PRUNE_MS, run: () => signers.prune() }, deps);
   const ledger = new NonceLedger(store);
+  const policies = new PolicyStore(store);
+  const guard = new PolicyGuard({ store, policies });
   const pipeline = new TransactionPipeline({
+    guard,
     store,
     ledger,
     fees,
@@ -64,5 +71,5 @@ export function startTransactions(
   // Started before the app answers: stored but unsent transactions (a crash) go out at once.
   tracker.start();
   shutdown.add("tracker", () => tracker.stop());
-  return { fees, pipeline, idempotency, transactions, tracker };
+  return { fees, pipeline, idempotency, transactions, tracker, policies, guard };
 }

@@ -5,13 +5,21 @@ import type { Logger } from "pino";
 import { type AccessList, type Hex, keccak256, type LocalAccount, type TransactionSerializable } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
+import {
+  type Admission,
+  DailyLimitDenied,
+  type PolicyGuard,
+  policyDenied,
+} from "../policies/policy-guard.js";
 import type { Store } from "../store/database.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { recordEvent } from "../webhooks/outbox.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
 import { currentIdempotencyRef } from "./idempotency.js";
 import type { NonceLedger } from "./nonce-ledger.js";
 import type { SignerRegistry } from "./signer-registry.js";
+import { transactionEvent } from "./transaction-event.js";
 import {
   estimationFailed,
   isAlreadyKnown,
@@ -61,6 +69,8 @@ export interface PipelineOptions {
   gasMarginPercent: number;
   logger: Logger;
   signers: SignerRegistry;
+  /** Every signature asks it first (policies, rolling limits, the audit log). */
+  guard: PolicyGuard;
   now?: () => number;
 }
 
@@ -80,9 +90,10 @@ export class TransactionPipeline {
     const from = op.account.address;
     this.options.signers.remember(from, op.account);
     const { gas, fees } = await this.prepare(op);
+    const admission = await this.options.guard.admit(this.signingRequest(op, gas, fees));
 
     for (let attempt = 0; ; attempt++) {
-      const row = await this.record(op, gas, fees);
+      const row = await this.record(op, gas, fees, admission);
       try {
         await op.chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw] });
       } catch (error) {
@@ -101,7 +112,7 @@ export class TransactionPipeline {
           attempt < NONCE_RETRIES &&
           op.nonce === undefined
         ) {
-          await this.markFailed(row.id, `nonce ${row.nonce} already used on chain; resent with a new nonce`);
+          await this.markFailed(row, `nonce ${row.nonce} already used on chain; resent with a new nonce`);
           await this.options.ledger.sync(op.chain, from);
           continue;
         } else if (error instanceof NodeRpcError) {
@@ -114,12 +125,7 @@ export class TransactionPipeline {
         }
       }
       op.chain.head?.refresh();
-      await this.options.store.db
-        .updateTable("transactions")
-        .set({ state: "sent", sent_at: this.now(), updated_at: this.now(), broadcasts: 1 })
-        .where("id", "=", row.id)
-        .where("state", "=", "queued")
-        .execute();
+      await this.markSent(row);
       return { id: row.id, txHash: row.tx_hash as Hex, nonce: row.nonce, state: "sent" };
     }
   }
@@ -131,8 +137,63 @@ export class TransactionPipeline {
    */
   async signOnly(op: SignedOperation): Promise<{ raw: Hex; nonce: number }> {
     const { gas, fees } = await this.prepare(op);
+    const admission = await this.options.guard.admit(this.signingRequest(op, gas, fees));
     const nonce = op.nonce ?? (await this.options.ledger.peek(op.chain.chainId, op.account.address));
-    return { raw: await this.sign(op, gas, fees, nonce), nonce };
+    const raw = await this.sign(op, gas, fees, nonce);
+    // Bytes handed back can be broadcast by anyone: they count against the rolling limits as if sent.
+    await this.underPolicy(admission, (trx) =>
+      this.options.ledger.lock(trx, op.chain.chainId, op.account.address).then(async () => {
+        await this.options.guard.withinDay(trx, admission);
+        await this.options.guard.allowed(trx, admission, null, keccak256(raw));
+      }),
+    );
+    return { raw, nonce };
+  }
+
+  /** What the policy guard judges: who signs what, with which gas and fees. */
+  private signingRequest(op: SignedOperation, gas: bigint, fees: Fees, operation?: string) {
+    const via = op.metadata?.via;
+    return {
+      apiKeyId: op.owner ?? null,
+      walletId: op.walletId,
+      address: op.account.address,
+      chainId: op.chain.chainId,
+      operation: operation ?? (typeof via === "string" ? via : op.kind),
+      to: op.to,
+      value: op.value,
+      data: op.data,
+      gas,
+      feePerGas: fees.type === "eip1559" ? fees.maxFeePerGas : fees.gasPrice,
+    };
+  }
+
+  /** Runs `work` in a database transaction; a rolling limit it passes is audited after the rollback. */
+  private async underPolicy<T>(admission: Admission, work: (trx: Transaction<Database>) => Promise<T>) {
+    try {
+      return await this.options.store.db.transaction().execute(work);
+    } catch (error) {
+      if (!(error instanceof DailyLimitDenied)) throw error;
+      await this.options.guard.refused(admission, error.denial);
+      throw policyDenied(error.denial);
+    }
+  }
+
+  private async markSent(row: TransactionsTable): Promise<void> {
+    const now = this.now();
+    await this.options.store.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable("transactions")
+        .set({ state: "sent", sent_at: now, updated_at: now, broadcasts: 1 })
+        .where("id", "=", row.id)
+        .where("state", "=", "queued")
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 1)
+        await recordEvent(
+          trx,
+          transactionEvent({ ...row, state: "sent", sent_at: now, updated_at: now }),
+          now,
+        );
+    });
   }
 
   /** Gas, fees and a synced ledger: what every signature needs before a nonce is taken. */
@@ -191,14 +252,25 @@ export class TransactionPipeline {
     return nodeUnavailable(`${doing}: ${(error as Error).message}`);
   }
 
-  /** Allocates the nonce, signs and stores the bytes in one database transaction, before any broadcast. */
-  private async record(op: SignedOperation, gas: bigint, fees: Fees): Promise<TransactionsTable> {
-    const { store, ledger } = this.options;
-    return store.db.transaction().execute(async (trx) => {
+  /**
+   * Allocates the nonce, checks the rolling limits under its lock, signs and stores the bytes (with
+   * the spend, the audit entry and the "queued" event) in one database transaction, before any broadcast.
+   */
+  private async record(
+    op: SignedOperation,
+    gas: bigint,
+    fees: Fees,
+    admission: Admission,
+  ): Promise<TransactionsTable> {
+    const { ledger, guard } = this.options;
+    return this.underPolicy(admission, async (trx) => {
       const nonce = await ledger.allocate(trx, op.chain.chainId, op.account.address);
       // A caller's own nonce must be the next one; otherwise nothing is recorded (the transaction rolls back).
       if (op.nonce !== undefined && op.nonce !== nonce) throw nonceNotNext(op.nonce, nonce);
-      return this.signAndInsert(trx, op, gas, fees, nonce);
+      await guard.withinDay(trx, admission);
+      const row = await this.signAndInsert(trx, op, gas, fees, nonce);
+      await guard.allowed(trx, admission, row.id, row.tx_hash);
+      return row;
     });
   }
 
@@ -210,9 +282,13 @@ export class TransactionPipeline {
     nonce: number,
     replaces: string,
   ): Promise<TransactionsTable> {
-    return this.options.store.db
-      .transaction()
-      .execute((trx) => this.signAndInsert(trx, op, gas, fees, nonce, replaces));
+    // A fee bump is judged like any signature (a fee cap may refuse it); it spends nothing new.
+    const admission = await this.options.guard.admit(this.signingRequest(op, gas, fees, "replacement"));
+    return this.options.store.db.transaction().execute(async (trx) => {
+      const row = await this.signAndInsert(trx, op, gas, fees, nonce, replaces);
+      await this.options.guard.allowed(trx, admission, row.id, row.tx_hash);
+      return row;
+    });
   }
 
   private async signAndInsert(
@@ -260,6 +336,7 @@ export class TransactionPipeline {
       transport_id: op.transportId ?? null,
     };
     await trx.insertInto("transactions").values(row).execute();
+    await recordEvent(trx, transactionEvent(row), now);
     return row;
   }
 
@@ -288,12 +365,22 @@ export class TransactionPipeline {
     return op.account.signTransaction!(tx);
   }
 
-  private async markFailed(id: string, reason: string): Promise<void> {
-    await this.options.store.db
+  private async markFailed(row: TransactionsTable, reason: string): Promise<void> {
+    await this.options.store.db.transaction().execute((trx) => this.failIn(trx, row, reason));
+  }
+
+  private async failIn(trx: Transaction<Database>, row: TransactionsTable, reason: string): Promise<void> {
+    const now = this.now();
+    await trx
       .updateTable("transactions")
-      .set({ state: "failed", error: reason, updated_at: this.now() })
-      .where("id", "=", id)
+      .set({ state: "failed", error: reason, updated_at: now })
+      .where("id", "=", row.id)
       .execute();
+    await recordEvent(
+      trx,
+      transactionEvent({ ...row, state: "failed", error: reason, updated_at: now }),
+      now,
+    );
   }
 
   /**
@@ -303,11 +390,7 @@ export class TransactionPipeline {
   private async refuse(op: SignedOperation, row: TransactionsTable, reason: string): Promise<void> {
     const { store, ledger, logger } = this.options;
     const filler = await store.db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable("transactions")
-        .set({ state: "failed", error: reason, updated_at: this.now() })
-        .where("id", "=", row.id)
-        .execute();
+      await this.failIn(trx, row, reason);
       const outcome = await ledger.release(trx, op.chain.chainId, op.account.address, row.nonce);
       if (outcome === "freed") return undefined;
       const fees = await this.options.fees.get(op.chain);
@@ -329,11 +412,7 @@ export class TransactionPipeline {
     if (!filler) return;
     try {
       await op.chain.pool.call({ method: "eth_sendRawTransaction", params: [filler.raw] });
-      await store.db
-        .updateTable("transactions")
-        .set({ state: "sent", sent_at: this.now(), updated_at: this.now(), broadcasts: 1 })
-        .where("id", "=", filler.id)
-        .execute();
+      await this.markSent(filler);
     } catch (error) {
       logger.warn(
         { err: error, nonce: row.nonce },

@@ -1,15 +1,18 @@
 /** Follows every signed transaction to its receipt and confirmations; resends what the node lost. */
 import type { Logger } from "pino";
 import type { Hex, LocalAccount } from "viem";
+import { isChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable } from "../store/schema.js";
 import { askHead } from "../upstream/ask-head.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { recordEvent } from "../webhooks/outbox.js";
 import { replacementFees } from "./fee-bump.js";
 import type { FeeOracle } from "./fee-oracle.js";
 import { revertOf } from "./revert-replay.js";
 import type { SignerRegistry } from "./signer-registry.js";
+import { transactionEvent } from "./transaction-event.js";
 import type { TransactionPipeline } from "./transaction-pipeline.js";
 import { isAlreadyKnown, isNonceConflict } from "./tx-errors.js";
 
@@ -61,6 +64,8 @@ export class TransactionTracker {
   /** Chains to check against the chain again on the next pass (all of them at start). */
   private readonly toReconcile = new Set<number>();
   private readonly unsubscribe: (() => void)[] = [];
+  /** Stuck transactions whose fee bump a policy refused: not tried again before this time. */
+  private readonly bumpRefusedUntil = new Map<string, number>();
 
   constructor(private readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
@@ -108,13 +113,29 @@ export class TransactionTracker {
       .execute();
   }
 
+  /** Moves a row on, if no one else did first; a new state is announced in the same database transaction. */
   private async update(row: TransactionsTable, set: Partial<TransactionsTable>): Promise<void> {
-    await this.options.store.db
-      .updateTable("transactions")
-      .set({ ...set, updated_at: this.now() })
-      .where("id", "=", row.id)
-      .where("state", "=", row.state)
-      .execute();
+    const now = this.now();
+    const change = () =>
+      this.options.store.db
+        .updateTable("transactions")
+        .set({ ...set, updated_at: now })
+        .where("id", "=", row.id)
+        .where("state", "=", row.state);
+    if (set.state === undefined || set.state === row.state) {
+      await change().execute();
+      return;
+    }
+    await this.options.store.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable("transactions")
+        .set({ ...set, updated_at: now })
+        .where("id", "=", row.id)
+        .where("state", "=", row.state)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 1)
+        await recordEvent(trx, transactionEvent({ ...row, ...set, updated_at: now }), now);
+    });
   }
 
   private async tickChain(chain: Chain): Promise<void> {
@@ -248,6 +269,7 @@ export class TransactionTracker {
     }
     if (!receipt && row.replaces && (await this.originalWon(chain, row))) return;
     if (receipt) {
+      this.bumpRefusedUntil.delete(row.id);
       const blockNumber = Number(BigInt(receipt.blockNumber));
       // The node is at least here: `latest` answers cached for an older head must not be served any more.
       chain.head?.observe(blockNumber);
@@ -313,25 +335,41 @@ export class TransactionTracker {
       );
       return;
     }
-    const replacement = await this.options.pipeline.signAt(
-      {
-        chain,
-        account,
-        walletId: row.wallet_id,
-        addressIndex: row.address_index,
-        to: row.to_address as Hex | null,
-        data: row.data as Hex,
-        value: BigInt(row.value),
-        kind: row.kind,
-        ...(row.metadata ? { metadata: JSON.parse(row.metadata) as Record<string, unknown> } : {}),
-        ...(row.transport_id === null ? {} : { transportId: row.transport_id }),
-        owner: row.owner,
-      },
-      BigInt(row.gas_limit),
-      fees,
-      row.nonce,
-      row.id,
-    );
+    if ((this.bumpRefusedUntil.get(row.id) ?? 0) > this.now()) return;
+    let replacement: TransactionsTable;
+    try {
+      replacement = await this.options.pipeline.signAt(
+        {
+          chain,
+          account,
+          walletId: row.wallet_id,
+          addressIndex: row.address_index,
+          to: row.to_address as Hex | null,
+          data: row.data as Hex,
+          value: BigInt(row.value),
+          kind: row.kind,
+          ...(row.metadata ? { metadata: JSON.parse(row.metadata) as Record<string, unknown> } : {}),
+          ...(row.transport_id === null ? {} : { transportId: row.transport_id }),
+          owner: row.owner,
+        },
+        BigInt(row.gas_limit),
+        fees,
+        row.nonce,
+        row.id,
+      );
+    } catch (error) {
+      if (!isChaingateError(error) || error.code !== "POLICY_DENIED") throw error;
+      // Not sent: the transaction stays as it is, reported stuck, and is tried again later
+      // (the fees or the policy may have changed by then).
+      this.bumpRefusedUntil.set(row.id, this.now() + this.options.replaceAfterMs);
+      this.options.logger.warn(
+        { hash: row.tx_hash, err: error },
+        "fee bump refused by policy; transaction stuck",
+      );
+      await this.update(row, { error: `stuck: ${error.message}` });
+      return;
+    }
+    this.bumpRefusedUntil.delete(row.id);
     try {
       await chain.pool.call({ method: "eth_sendRawTransaction", params: [replacement.raw] });
     } catch (error) {

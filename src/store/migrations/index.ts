@@ -13,6 +13,7 @@ import * as filterOwners from "./010-filter-owners.js";
 import * as unattendedKeys from "./011-unattended-keys.js";
 import * as transportRevertData from "./012-transport-revert-data.js";
 import * as transactionTransportId from "./013-transaction-transport-id.js";
+import * as policiesAuditWebhooks from "./014-policies-audit-webhooks.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -28,4 +29,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "011-unattended-keys": unattendedKeys,
   "012-transport-revert-data": transportRevertData,
   "013-transaction-transport-id": transactionTransportId,
+  "014-policies-audit-webhooks": policiesAuditWebhooks,
 };

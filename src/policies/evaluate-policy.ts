@@ -1,0 +1,172 @@
+/** Pure policy decisions: does a signing request pass every rule of every policy that applies? */
+import type { CallFacts } from "./decode-call.js";
+import type { Policy } from "./policy-rules.js";
+
+export interface TransactionFacts {
+  chainId: number;
+  /** Lowercase; null deploys. */
+  to: string | null;
+  value: bigint;
+  gas: bigint;
+  /** maxFeePerGas, or gasPrice for legacy fees. */
+  feePerGas: bigint;
+  call: CallFacts;
+  /** `to` is chaingate's own endpoint on this chain (its transports are judged by their beneficiary). */
+  toEndpoint: boolean;
+}
+
+export interface MessageFacts {
+  kind: "message" | "typed_data";
+  /** The EIP-712 domain of typed data. */
+  domain?: { name?: unknown; chainId?: unknown; verifyingContract?: unknown };
+}
+
+export interface Denial {
+  policyId: string;
+  policyName: string;
+  /** The rule's name as written in the policy (`recipients`, `max_value_per_day`, `tokens.max_per_tx`, ...). */
+  rule: string;
+  reason: string;
+}
+
+/** A rolling 24 h limit the request must fit in, checked against the store under the nonce lock. */
+export interface DailyLimit {
+  policyId: string;
+  policyName: string;
+  rule: "max_value_per_day" | "tokens.max_per_day";
+  /** "native" or the token (lowercase). */
+  asset: string;
+  amount: bigint;
+  limit: bigint;
+}
+
+const lower = (list: readonly string[] | undefined) => list?.map((a) => a.toLowerCase());
+
+function deny(policy: Policy, rule: string, reason: string): Denial {
+  return { policyId: policy.id, policyName: policy.name, rule, reason };
+}
+
+/** The first rule, of the first policy, that refuses the transaction; undefined when all allow it. */
+export function checkTransaction(policies: readonly Policy[], tx: TransactionFacts): Denial | undefined {
+  for (const policy of policies) {
+    const denial = checkOne(policy, tx);
+    if (denial) return denial;
+  }
+  return undefined;
+}
+
+function checkOne(policy: Policy, tx: TransactionFacts): Denial | undefined {
+  const r = policy.rules;
+  if (r.chains && !r.chains.includes(tx.chainId))
+    return deny(policy, "chains", `chain ${tx.chainId} is not allowed`);
+  if (r.max_gas !== undefined && tx.gas > BigInt(r.max_gas))
+    return deny(policy, "max_gas", `gas limit ${tx.gas} is above ${r.max_gas}`);
+  if (r.max_fee_per_gas !== undefined && tx.feePerGas > BigInt(r.max_fee_per_gas))
+    return deny(policy, "max_fee_per_gas", `fee per gas ${tx.feePerGas} wei is above ${r.max_fee_per_gas}`);
+  const destination = checkDestination(policy, tx);
+  if (destination) return destination;
+  if (r.max_value_per_tx !== undefined && tx.value > BigInt(r.max_value_per_tx))
+    return deny(policy, "max_value_per_tx", `value ${tx.value} wei is above ${r.max_value_per_tx}`);
+  const token = tx.call.token;
+  const limit = token && r.tokens?.find((t) => t.token.toLowerCase() === token.token);
+  if (token && limit && limit.max_per_tx !== undefined && token.amount > BigInt(limit.max_per_tx))
+    return deny(
+      policy,
+      "tokens.max_per_tx",
+      `${token.amount} of ${token.token} is above ${limit.max_per_tx}`,
+    );
+  return undefined;
+}
+
+function checkDestination(policy: Policy, tx: TransactionFacts): Denial | undefined {
+  const r = policy.rules;
+  const recipients = lower(r.recipients);
+  const restricted = recipients !== undefined || r.contracts !== undefined;
+  if (tx.to === null) {
+    if (r.allow_deploy === false || (restricted && r.allow_deploy !== true))
+      return deny(policy, "allow_deploy", "deploying contracts is not allowed");
+    return undefined;
+  }
+  const beneficiary = tx.call.beneficiary;
+  if (recipients && beneficiary !== null && !recipients.includes(beneficiary))
+    return deny(policy, "recipients", `${beneficiary} is not an allowed recipient`);
+  // chaingate's endpoint is judged by whom its transport reaches (checked just above).
+  if (tx.toEndpoint && tx.call.beneficiary !== null) return undefined;
+  const contract = r.contracts?.find((c) => c.address.toLowerCase() === tx.to);
+  if (tx.call.selector === null) {
+    if (restricted && !recipients?.includes(tx.to) && !contract)
+      return deny(policy, "recipients", `${tx.to} is not an allowed recipient`);
+    return undefined;
+  }
+  if (contract) {
+    const selectors = lower(contract.selectors);
+    if (selectors && !selectors.includes(tx.call.selector))
+      return deny(policy, "contracts.selectors", `function ${tx.call.selector} of ${tx.to} is not allowed`);
+    return undefined;
+  }
+  if (r.contracts !== undefined) return deny(policy, "contracts", `calls to ${tx.to} are not allowed`);
+  if (recipients && !recipients.includes(tx.to))
+    return deny(policy, "recipients", `${tx.to} is not an allowed recipient`);
+  return undefined;
+}
+
+/** The rolling limits of every applying policy that this transaction counts against. */
+export function dailyLimits(policies: readonly Policy[], tx: TransactionFacts): DailyLimit[] {
+  const limits: DailyLimit[] = [];
+  for (const policy of policies) {
+    const r = policy.rules;
+    if (r.max_value_per_day !== undefined && tx.value > 0n) {
+      limits.push({
+        policyId: policy.id,
+        policyName: policy.name,
+        rule: "max_value_per_day",
+        asset: "native",
+        amount: tx.value,
+        limit: BigInt(r.max_value_per_day),
+      });
+    }
+    const token = tx.call.token;
+    const entry = token && r.tokens?.find((t) => t.token.toLowerCase() === token.token);
+    if (token && entry && entry.max_per_day !== undefined) {
+      limits.push({
+        policyId: policy.id,
+        policyName: policy.name,
+        rule: "tokens.max_per_day",
+        asset: token.token,
+        amount: token.amount,
+        limit: BigInt(entry.max_per_day),
+      });
+    }
+  }
+  return limits;
+}
+
+/** Message signing: refused where a policy turns it off, typed data outside its domain list. */
+export function checkMessage(policies: readonly Policy[], message: MessageFacts): Denial | undefined {
+  for (const policy of policies) {
+    const r = policy.rules;
+    if (r.message_signing === false) return deny(policy, "message_signing", "message signing is not allowed");
+    if (message.kind !== "typed_data" || r.typed_data_domains === undefined) continue;
+    const domain = message.domain ?? {};
+    const listed = r.typed_data_domains.some(
+      (d) =>
+        (d.name === undefined || d.name === domain.name) &&
+        (d.chainId === undefined || BigInt(d.chainId) === toBigInt(domain.chainId)) &&
+        (d.verifyingContract === undefined ||
+          (typeof domain.verifyingContract === "string" &&
+            d.verifyingContract.toLowerCase() === domain.verifyingContract.toLowerCase())),
+    );
+    if (!listed) return deny(policy, "typed_data_domains", "the typed data's domain is not on the list");
+  }
+  return undefined;
+}
+
+function toBigInt(value: unknown): bigint | undefined {
+  try {
+    return typeof value === "number" || typeof value === "string" || typeof value === "bigint"
+      ? BigInt(value)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,272 @@
+/** Where every signature asks for leave: policies checked, rolling limits counted under the nonce lock, decisions audited. */
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import type { Hex } from "viem";
+import { appendAudit } from "../audit/audit-log.js";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import type { Store } from "../store/database.js";
+import type { Database } from "../store/schema.js";
+import { recordEvent } from "../webhooks/outbox.js";
+import { decodeCall } from "./decode-call.js";
+import {
+  checkMessage,
+  checkTransaction,
+  type DailyLimit,
+  type Denial,
+  dailyLimits,
+  type MessageFacts,
+  type TransactionFacts,
+} from "./evaluate-policy.js";
+import type { Policy } from "./policy-rules.js";
+import type { PolicyStore } from "./policy-store.js";
+
+const DAY_MS = 24 * 3_600_000;
+
+/** Who signs what: everything a decision and its audit entry need. */
+export interface SigningRequest {
+  /** The API key asking (or whose request this continues); null without keys. */
+  apiKeyId: string | null;
+  walletId: string | null;
+  address: string;
+  chainId: number;
+  /** transfer, eth_sendTransaction, transfer_erc20, replacement, ... */
+  operation: string;
+  to: string | null;
+  value: bigint;
+  data: Hex;
+  gas: bigint;
+  feePerGas: bigint;
+}
+
+/** A request that passed the rules that need no store; its rolling limits are checked in the signing transaction. */
+export interface Admission {
+  request: SigningRequest;
+  facts: TransactionFacts;
+  limits: DailyLimit[];
+}
+
+export interface PolicyGuardOptions {
+  store: Store;
+  policies: PolicyStore;
+  /** Whether `address` is chaingate's message endpoint on `chainId` (known once system contracts resolve). */
+  isEndpoint?: (chainId: number, address: string) => boolean;
+  now?: () => number;
+}
+
+export function policyDenied(denial: Denial): ChaingateError {
+  return new ChaingateError(
+    `refused by policy "${denial.policyName}" (rule ${denial.rule}): ${denial.reason}; nothing was signed`,
+    {
+      code: "POLICY_DENIED",
+      data: {
+        rule: denial.rule,
+        policy_id: denial.policyId,
+        policy_name: denial.policyName,
+        reason: denial.reason,
+      },
+    },
+  );
+}
+
+/** Thrown inside the signing transaction so that it rolls back; audited once it has. */
+export class DailyLimitDenied extends Error {
+  constructor(readonly denial: Denial) {
+    super(denial.reason);
+  }
+}
+
+export class PolicyGuard {
+  private readonly now: () => number;
+  isEndpoint: (chainId: number, address: string) => boolean;
+
+  constructor(private readonly options: PolicyGuardOptions) {
+    this.now = options.now ?? Date.now;
+    this.isEndpoint = options.isEndpoint ?? (() => false);
+  }
+
+  /** The rules that need no counting; a refusal is audited (and announced) before it is thrown. */
+  async admit(request: SigningRequest): Promise<Admission> {
+    const policies = await this.options.policies.applying(request.walletId, request.apiKeyId);
+    const to = request.to?.toLowerCase() ?? null;
+    const toEndpoint = to !== null && this.isEndpoint(request.chainId, to);
+    const facts: TransactionFacts = {
+      chainId: request.chainId,
+      to,
+      value: request.value,
+      gas: request.gas,
+      feePerGas: request.feePerGas,
+      call: decodeCall(to, request.data, toEndpoint),
+      toEndpoint,
+    };
+    const denial = checkTransaction(policies, facts);
+    if (denial) {
+      await this.refused({ request, facts, limits: [] }, denial);
+      throw policyDenied(denial);
+    }
+    return { request, facts, limits: dailyLimits(policies, facts) };
+  }
+
+  /**
+   * Inside the transaction that holds the address's nonce row: what the address sent in the last
+   * 24 h plus this request must stay within each rolling limit. Two instances cannot both pass the
+   * last allowance, since the second waits for the first's lock and then reads its spend.
+   */
+  async withinDay(trx: Kysely<Database>, admission: Admission): Promise<void> {
+    const { request } = admission;
+    const since = this.now() - DAY_MS;
+    const spent = new Map<string, bigint>();
+    for (const limit of admission.limits) {
+      let total = spent.get(limit.asset);
+      if (total === undefined) {
+        const rows = await trx
+          .selectFrom("policy_spends as s")
+          .leftJoin("transactions as t", "t.id", "s.tx_id")
+          .select("s.amount")
+          .where("s.chain_id", "=", request.chainId)
+          .where("s.address", "=", request.address.toLowerCase())
+          .where("s.asset", "=", limit.asset)
+          .where("s.created_at", ">", since)
+          // A transaction refused before it reached a node (or reverted) moved nothing.
+          .where((eb) => eb.or([eb("t.state", "is", null), eb("t.state", "!=", "failed")]))
+          .execute();
+        total = rows.reduce((sum, row) => sum + BigInt(row.amount), 0n);
+        spent.set(limit.asset, total);
+      }
+      if (total + limit.amount > limit.limit) {
+        throw new DailyLimitDenied({
+          policyId: limit.policyId,
+          policyName: limit.policyName,
+          rule: limit.rule,
+          reason: `${total} sent in the last 24 h plus ${limit.amount} is above ${limit.limit}${
+            limit.asset === "native" ? " wei" : ` of ${limit.asset}`
+          }`,
+        });
+      }
+    }
+  }
+
+  /** In the signing transaction: what it spends (for later rolling sums) and the "allowed" entry. */
+  async allowed(
+    trx: Kysely<Database>,
+    admission: Admission,
+    txId: string | null,
+    txHash: string | null,
+  ): Promise<void> {
+    const { request, facts } = admission;
+    const now = this.now();
+    const spends: { asset: string; amount: bigint }[] = [];
+    if (request.value > 0n) spends.push({ asset: "native", amount: request.value });
+    if (facts.call.token) spends.push({ asset: facts.call.token.token, amount: facts.call.token.amount });
+    // Replacements repeat a spend already counted.
+    if (request.operation !== "replacement" && spends.length > 0) {
+      await trx
+        .insertInto("policy_spends")
+        .values(
+          spends.map((s) => ({
+            id: randomUUID(),
+            chain_id: request.chainId,
+            address: request.address.toLowerCase(),
+            asset: s.asset,
+            amount: s.amount.toString(),
+            tx_id: txId,
+            created_at: now,
+          })),
+        )
+        .execute();
+    }
+    await appendAudit(trx, { ...this.entryOf(admission), decision: "allowed", txHash }, now);
+  }
+
+  /** A refusal: audited and announced (policy.denied) in one transaction. */
+  async refused(admission: Admission, denial: Denial): Promise<void> {
+    const now = this.now();
+    await this.options.store.db.transaction().execute(async (trx) => {
+      await appendAudit(
+        trx,
+        { ...this.entryOf(admission), decision: "denied", rule: denial.rule, policyId: denial.policyId },
+        now,
+      );
+      await recordEvent(
+        trx,
+        {
+          owner: admission.request.apiKeyId,
+          type: "policy.denied",
+          orderKey: `denial:${randomUUID()}`,
+          data: {
+            operation: admission.request.operation,
+            chain_id: admission.request.chainId,
+            wallet_id: admission.request.walletId,
+            address: admission.request.address,
+            to: admission.request.to,
+            value: admission.request.value.toString(),
+            rule: denial.rule,
+            policy_id: denial.policyId,
+            reason: denial.reason,
+          },
+        },
+        now,
+      );
+    });
+  }
+
+  /** eth_sign, personal_sign, eth_signTypedData_v4: checked and audited; throws POLICY_DENIED. */
+  async message(
+    request: {
+      apiKeyId: string | null;
+      walletId: string;
+      address: string;
+      operation: string;
+      chainId: number;
+    },
+    facts: MessageFacts,
+  ): Promise<void> {
+    const policies: Policy[] = await this.options.policies.applying(request.walletId, request.apiKeyId);
+    const denial = checkMessage(policies, facts);
+    const base = {
+      apiKeyId: request.apiKeyId,
+      operation: request.operation,
+      walletId: request.walletId,
+      address: request.address,
+      chainId: request.chainId,
+      ...(facts.domain ? { detail: { domain: facts.domain } } : {}),
+    };
+    if (!denial) {
+      await appendAudit(this.options.store.db, { ...base, decision: "allowed" }, this.now());
+      return;
+    }
+    await this.options.store.db.transaction().execute(async (trx) => {
+      await appendAudit(trx, { ...base, decision: "denied", rule: denial.rule, policyId: denial.policyId });
+      await recordEvent(trx, {
+        owner: request.apiKeyId,
+        type: "policy.denied",
+        orderKey: `denial:${randomUUID()}`,
+        data: {
+          operation: request.operation,
+          chain_id: request.chainId,
+          wallet_id: request.walletId,
+          address: request.address,
+          rule: denial.rule,
+          policy_id: denial.policyId,
+          reason: denial.reason,
+        },
+      });
+    });
+    throw policyDenied(denial);
+  }
+
+  private entryOf(admission: Admission) {
+    const { request, facts } = admission;
+    return {
+      apiKeyId: request.apiKeyId,
+      operation: request.operation,
+      walletId: request.walletId,
+      address: request.address,
+      chainId: request.chainId,
+      to: request.to,
+      value: request.value,
+      token: facts.call.token?.token ?? null,
+      tokenAmount: facts.call.token?.amount ?? null,
+      selector: facts.call.selector,
+    };
+  }
+}

@@ -1,0 +1,82 @@
+/** A policy's rules: the one schema that validates them, documents them and types them. */
+import { type Static, Type } from "@sinclair/typebox";
+
+const Address = Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "20-byte hex address" });
+/** Wei or token units as a decimal string (JSON numbers lose precision past 2^53). */
+const Amount = Type.String({ pattern: "^[0-9]{1,78}$", description: "decimal integer string" });
+const Selector = Type.String({ pattern: "^0x[0-9a-fA-F]{8}$", description: "4-byte function selector" });
+
+export const PolicyRulesSchema = Type.Object(
+  {
+    chains: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100, description: "chains it may sign for" }),
+    ),
+    recipients: Type.Optional(
+      Type.Array(Address, {
+        maxItems: 1000,
+        description:
+          "addresses a transaction may go to, and a token transfer, approval or transport may name as beneficiary",
+      }),
+    ),
+    contracts: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            address: Address,
+            selectors: Type.Optional(Type.Array(Selector, { maxItems: 100 })),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          maxItems: 1000,
+          description: "contracts that may be called (with data), each optionally limited to some functions",
+        },
+      ),
+    ),
+    allow_deploy: Type.Optional(
+      Type.Boolean({ description: "with recipients or contracts set, deployments are refused unless true" }),
+    ),
+    max_value_per_tx: Type.Optional(Amount),
+    max_value_per_day: Type.Optional(Amount),
+    tokens: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { token: Address, max_per_tx: Type.Optional(Amount), max_per_day: Type.Optional(Amount) },
+          { additionalProperties: false },
+        ),
+        { maxItems: 100, description: "ERC20 amount limits per token" },
+      ),
+    ),
+    max_fee_per_gas: Type.Optional(Amount),
+    max_gas: Type.Optional(Amount),
+    message_signing: Type.Optional(
+      Type.Boolean({ description: "false: eth_sign, personal_sign and typed data are refused" }),
+    ),
+    typed_data_domains: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.Optional(Type.String({ maxLength: 200 })),
+            chainId: Type.Optional(Type.Integer({ minimum: 1 })),
+            verifyingContract: Type.Optional(Address),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 100, description: "EIP-712 domains that may be signed; each field given must match" },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type PolicyRules = Static<typeof PolicyRulesSchema>;
+
+export interface Policy {
+  id: string;
+  name: string;
+  wallet_id: string | null;
+  api_key_id: string | null;
+  rules: PolicyRules;
+  created_by: string | null;
+  created_at: string;
+}

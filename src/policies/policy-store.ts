@@ -1,0 +1,128 @@
+/** Policies as stored: created, listed, deleted by admins, each change written to the audit log with it. */
+import { randomUUID } from "node:crypto";
+import { appendAudit } from "../audit/audit-log.js";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import type { Store } from "../store/database.js";
+import type { PoliciesTable } from "../store/schema.js";
+import type { Policy, PolicyRules } from "./policy-rules.js";
+
+export interface NewPolicy {
+  name: string;
+  wallet_id?: string | undefined;
+  api_key_id?: string | undefined;
+  rules: PolicyRules;
+}
+
+const toPolicy = (row: PoliciesTable): Policy => ({
+  id: row.id,
+  name: row.name,
+  wallet_id: row.wallet_id,
+  api_key_id: row.api_key_id,
+  rules: JSON.parse(row.rules) as PolicyRules,
+  created_by: row.created_by,
+  created_at: new Date(Number(row.created_at)).toISOString(),
+});
+
+const invalidPolicy = (message: string) => new ChaingateError(message, { code: "INVALID_POLICY" });
+
+export class PolicyStore {
+  constructor(private readonly store: Store) {}
+
+  async create(input: NewPolicy, by: string | null): Promise<Policy> {
+    if (input.wallet_id === undefined && input.api_key_id === undefined) {
+      throw invalidPolicy("a policy must name a wallet_id, an api_key_id, or both");
+    }
+    // A typo in an id would bind nothing and protect nothing: refuse it.
+    if (input.wallet_id !== undefined) {
+      const wallet = await this.store.db
+        .selectFrom("wallets")
+        .select("id")
+        .where("id", "=", input.wallet_id)
+        .executeTakeFirst();
+      if (!wallet) throw invalidPolicy(`no wallet with id ${input.wallet_id}`);
+    }
+    if (input.api_key_id !== undefined) {
+      const key = await this.store.db
+        .selectFrom("api_keys")
+        .select("id")
+        .where("id", "=", input.api_key_id)
+        .executeTakeFirst();
+      if (!key) throw invalidPolicy(`no API key with id ${input.api_key_id}`);
+    }
+    const row: PoliciesTable = {
+      id: randomUUID(),
+      name: input.name,
+      wallet_id: input.wallet_id ?? null,
+      api_key_id: input.api_key_id ?? null,
+      rules: JSON.stringify(input.rules),
+      created_by: by,
+      created_at: Date.now(),
+    };
+    await this.store.db.transaction().execute(async (trx) => {
+      await trx.insertInto("policies").values(row).execute();
+      await appendAudit(trx, {
+        apiKeyId: by,
+        operation: "policy.create",
+        decision: "change",
+        policyId: row.id,
+        walletId: row.wallet_id,
+        detail: { name: row.name, api_key_id: row.api_key_id, rules: input.rules },
+      });
+    });
+    return toPolicy(row);
+  }
+
+  async list(): Promise<Policy[]> {
+    const rows = await this.store.db.selectFrom("policies").selectAll().orderBy("created_at").execute();
+    return rows.map(toPolicy);
+  }
+
+  async get(id: string): Promise<Policy> {
+    const row = await this.store.db
+      .selectFrom("policies")
+      .selectAll()
+      .where("id", "=", id)
+      .executeTakeFirst();
+    if (!row) throw new ChaingateError(`no policy with id ${id}`, { code: "POLICY_NOT_FOUND" });
+    return toPolicy(row);
+  }
+
+  async delete(id: string, by: string | null): Promise<void> {
+    await this.store.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom("policies").selectAll().where("id", "=", id).executeTakeFirst();
+      if (!row) throw new ChaingateError(`no policy with id ${id}`, { code: "POLICY_NOT_FOUND" });
+      await trx.deleteFrom("policies").where("id", "=", id).execute();
+      await appendAudit(trx, {
+        apiKeyId: by,
+        operation: "policy.delete",
+        decision: "change",
+        policyId: id,
+        walletId: row.wallet_id,
+        detail: { name: row.name, api_key_id: row.api_key_id, rules: JSON.parse(row.rules) },
+      });
+    });
+  }
+
+  /** Every policy bound to this wallet or this key (a policy naming both needs both). */
+  async applying(walletId: string | null, apiKeyId: string | null): Promise<Policy[]> {
+    if (walletId === null && apiKeyId === null) return [];
+    const rows = await this.store.db
+      .selectFrom("policies")
+      .selectAll()
+      .where((eb) =>
+        eb.or([
+          ...(walletId === null ? [] : [eb("wallet_id", "=", walletId)]),
+          ...(apiKeyId === null ? [] : [eb("api_key_id", "=", apiKeyId)]),
+        ]),
+      )
+      .orderBy("created_at")
+      .execute();
+    return rows
+      .filter(
+        (row) =>
+          (row.wallet_id === null || row.wallet_id === walletId) &&
+          (row.api_key_id === null || row.api_key_id === apiKeyId),
+      )
+      .map(toPolicy);
+  }
+}

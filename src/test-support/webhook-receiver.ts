@@ -1,0 +1,60 @@
+/** A loopback webhook receiver for tests: records every delivery, and can be taken down and brought back on its port. */
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+
+export interface Delivery {
+  headers: IncomingHttpHeaders;
+  raw: string;
+  body: { id: string; type: string; created_at: string; data: Record<string, unknown> };
+}
+
+export interface Receiver {
+  port: number;
+  url: string;
+  deliveries: Delivery[];
+  /** Answer this status instead of 200 (a receiver that is up but failing). */
+  failWith: number | undefined;
+  up(): Promise<void>;
+  down(): Promise<void>;
+}
+
+export async function startReceiver(port = 0): Promise<Receiver> {
+  let server: Server | undefined;
+  const receiver: Receiver = {
+    port,
+    url: "",
+    deliveries: [],
+    failWith: undefined,
+    async up() {
+      server = createServer((request, response) => {
+        const chunks: Buffer[] = [];
+        request.on("data", (c: Buffer) => chunks.push(c));
+        request.on("end", () => {
+          if (receiver.failWith !== undefined) {
+            response.writeHead(receiver.failWith).end();
+            return;
+          }
+          const raw = Buffer.concat(chunks).toString("utf8");
+          receiver.deliveries.push({
+            headers: request.headers,
+            raw,
+            body: JSON.parse(raw) as Delivery["body"],
+          });
+          response.writeHead(200).end("ok");
+        });
+      });
+      await new Promise<void>((resolve) => server!.listen(receiver.port, "127.0.0.1", resolve));
+      receiver.port = (server.address() as { port: number }).port;
+      receiver.url = `http://127.0.0.1:${receiver.port}/hook`;
+    },
+    async down() {
+      const s = server;
+      server = undefined;
+      if (!s) return;
+      s.closeAllConnections();
+      await new Promise((resolve) => s.close(resolve));
+    },
+  };
+  if (port === 0) await receiver.up();
+  else receiver.url = `http://127.0.0.1:${port}/hook`;
+  return receiver;
+}

@@ -1,0 +1,13 @@
+/** A transaction's state-change event: the same record POST /list_all_transfers shows, never its raw bytes. */
+import type { TransactionsTable } from "../store/schema.js";
+import type { OutboxEvent } from "../webhooks/outbox.js";
+import { toTransferRecord } from "./list-transfers.js";
+
+export function transactionEvent(row: TransactionsTable): OutboxEvent {
+  return {
+    owner: row.owner,
+    type: `transaction.${row.state}`,
+    orderKey: `tx:${row.id}`,
+    data: { ...toTransferRecord(row) },
+  };
+}

@@ -1,0 +1,83 @@
+/** The webhook outbox: an event and its deliveries, written in the database transaction of the change it reports. */
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
+import { type EventType, matchesAny } from "./event-types.js";
+
+export interface OutboxEvent {
+  /** The tenant whose webhooks hear it (null: keyless mode's one user). */
+  owner: string | null;
+  type: EventType;
+  data: Record<string, unknown>;
+  /** Events with one key (a transaction's id, a transport's id) reach each endpoint in the order written. */
+  orderKey: string;
+}
+
+/**
+ * Records `event` for every webhook of its owner that subscribed to its type; nothing when none
+ * did. Call it with the transaction that makes the change, so that the change and its event are
+ * committed (or lost) together.
+ */
+export async function recordEvent(db: Kysely<Database>, event: OutboxEvent, now = Date.now()): Promise<void> {
+  const hooks = await db
+    .selectFrom("webhooks")
+    .select(["id", "events"])
+    .$if(event.owner === null, (q) => q.where("owner", "is", null))
+    .$if(event.owner !== null, (q) => q.where("owner", "=", event.owner))
+    .execute();
+  const wanted = hooks.filter((h) => matchesAny(JSON.parse(h.events) as string[], event.type));
+  if (wanted.length === 0) return;
+  // The caller's transaction holds the row that changed (the transaction or transport), so two
+  // changes of one key never take the same number.
+  const last = await db
+    .selectFrom("webhook_events")
+    .select((eb) => eb.fn.max("order_seq").as("seq"))
+    .where("order_key", "=", event.orderKey)
+    .executeTakeFirst();
+  const seq = Number(last?.seq ?? 0) + 1;
+  const id = randomUUID();
+  await db
+    .insertInto("webhook_events")
+    .values({
+      id,
+      owner: event.owner,
+      type: event.type,
+      data: JSON.stringify(event.data, (_key, value: unknown) =>
+        typeof value === "bigint" ? value.toString() : value,
+      ),
+      order_key: event.orderKey,
+      order_seq: seq,
+      created_at: now,
+    })
+    .execute();
+  await db
+    .insertInto("webhook_deliveries")
+    .values(wanted.map((hook) => newDelivery(hook.id, id, event.orderKey, seq, now)))
+    .execute();
+}
+
+/** A delivery of one event to one endpoint, due now (also a redelivery by hand). */
+export function newDelivery(
+  webhookId: string,
+  eventId: string,
+  orderKey: string,
+  orderSeq: number,
+  now: number,
+): WebhookDeliveriesTable {
+  return {
+    id: randomUUID(),
+    webhook_id: webhookId,
+    event_id: eventId,
+    order_key: orderKey,
+    order_seq: orderSeq,
+    state: "pending",
+    attempts: 0,
+    next_attempt_at: now,
+    lease_owner: null,
+    lease_until: null,
+    last_status: null,
+    last_error: null,
+    created_at: now,
+    delivered_at: null,
+  };
+}

@@ -1,0 +1,237 @@
+/** Delivers the outbox: at least once, in order per key, retried with back-off and jitter, safe with several instances (leases). */
+import { randomUUID } from "node:crypto";
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { isIP, type LookupFunction } from "node:net";
+import type { Logger } from "pino";
+import { Agent, request } from "undici";
+import type { WebhookSettings } from "../config/config.js";
+import type { Store } from "../store/database.js";
+import { SIGNATURE_HEADER, signatureHeader } from "./signature.js";
+import { isPrivateAddress } from "./url-guard.js";
+
+/** Deliveries claimed per pass, and per endpoint per pass (one slow receiver cannot take every slot). */
+const BATCH = 32;
+const PER_ENDPOINT = 4;
+const MAX_DELAY_MS = 3_600_000;
+/** Passes run back to back while they find work, up to this many per tick. */
+const PASSES_PER_TICK = 20;
+
+export interface WebhookSenderOptions {
+  store: Store;
+  logger: Logger;
+  settings: WebhookSettings;
+  now?: () => number;
+  random?: () => number;
+}
+
+interface Due {
+  id: string;
+  webhook_id: string;
+  attempts: number;
+  created_at: number;
+  url: string;
+  secret: string;
+  event_id: string;
+  type: string;
+  data: string;
+  event_created_at: number;
+}
+
+/** The wait before attempt `attempts + 1`: doubling from the base, capped at an hour, with jitter (half to all of it). */
+export function retryDelay(attempts: number, baseMs: number, random: () => number): number {
+  const full = Math.min(MAX_DELAY_MS, baseMs * 2 ** Math.max(0, attempts - 1));
+  return Math.round(full * (0.5 + random() * 0.5));
+}
+
+/** A DNS lookup that refuses private answers, so a public name cannot be pointed at chaingate's own network. */
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    if (error) return callback(error, "", 4);
+    const bad = addresses.find((a) => isPrivateAddress(a.address));
+    if (bad) {
+      const refusal: NodeJS.ErrnoException = new Error(
+        `${hostname} resolves to ${bad.address}, a private address`,
+      );
+      refusal.code = "ENOTFOUND";
+      return callback(refusal, "", 4);
+    }
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    const first = addresses[0]!;
+    return callback(null, first.address, first.family);
+  });
+};
+
+export class WebhookSender {
+  private readonly instance = randomUUID();
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly agent: Agent;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private readonly aborts = new AbortController();
+
+  constructor(private readonly options: WebhookSenderOptions) {
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+    this.agent = new Agent({
+      ...(options.settings.allowPrivate ? {} : { connect: { lookup: guardedLookup } }),
+      headersTimeout: options.settings.timeoutMs,
+      bodyTimeout: options.settings.timeoutMs,
+    });
+  }
+
+  start(): void {
+    const loop = () => {
+      this.running = this.tick()
+        .catch((error: unknown) => this.options.logger.warn({ err: error }, "webhook pass failed"))
+        .finally(() => {
+          if (this.timer !== undefined) this.timer = setTimeout(loop, this.options.settings.intervalMs);
+        });
+    };
+    this.timer = setTimeout(loop, 0);
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.aborts.abort();
+    await this.running;
+    await this.agent.close();
+  }
+
+  async tick(): Promise<void> {
+    for (let i = 0; i < PASSES_PER_TICK && !this.aborts.signal.aborted; i++) {
+      if ((await this.pass()) === 0) return;
+    }
+  }
+
+  /** Claims what is due and sends it; answers how many deliveries were attempted. */
+  async pass(): Promise<number> {
+    const now = this.now();
+    const db = this.options.store.db;
+    // The common case, nothing due, costs one index read (not the ordering query below).
+    const any = await db
+      .selectFrom("webhook_deliveries")
+      .select("id")
+      .where("state", "=", "pending")
+      .where("next_attempt_at", "<=", now)
+      .limit(1)
+      .executeTakeFirst();
+    if (!any) return 0;
+    const due: Due[] = await db
+      .selectFrom("webhook_deliveries as d")
+      .innerJoin("webhooks as w", "w.id", "d.webhook_id")
+      .innerJoin("webhook_events as e", "e.id", "d.event_id")
+      .select([
+        "d.id",
+        "d.webhook_id",
+        "d.attempts",
+        "d.created_at",
+        "w.url",
+        "w.secret",
+        "e.id as event_id",
+        "e.type",
+        "e.data",
+        "e.created_at as event_created_at",
+      ])
+      .where("d.state", "=", "pending")
+      .where("d.next_attempt_at", "<=", now)
+      .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<", now)]))
+      // In order per key: nothing goes while an earlier event of its key is still pending for the endpoint.
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom("webhook_deliveries as p")
+              .select("p.id")
+              .whereRef("p.webhook_id", "=", "d.webhook_id")
+              .whereRef("p.order_key", "=", "d.order_key")
+              .whereRef("p.order_seq", "<", "d.order_seq")
+              .where("p.state", "=", "pending"),
+          ),
+        ),
+      )
+      .orderBy("d.next_attempt_at")
+      .orderBy("d.order_seq")
+      .limit(BATCH * 4)
+      .execute();
+    const perEndpoint = new Map<string, number>();
+    const chosen = due.filter((d) => {
+      const n = perEndpoint.get(d.webhook_id) ?? 0;
+      perEndpoint.set(d.webhook_id, n + 1);
+      return n < PER_ENDPOINT;
+    });
+    const claimed: Due[] = [];
+    for (const d of chosen.slice(0, BATCH)) {
+      const result = await db
+        .updateTable("webhook_deliveries")
+        .set({ lease_owner: this.instance, lease_until: now + this.options.settings.timeoutMs + 30_000 })
+        .where("id", "=", d.id)
+        .where("state", "=", "pending")
+        .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 1) claimed.push(d);
+    }
+    await Promise.all(claimed.map((d) => this.deliver(d)));
+    return claimed.length;
+  }
+
+  private async deliver(d: Due): Promise<void> {
+    const body = JSON.stringify({
+      id: d.event_id,
+      type: d.type,
+      created_at: new Date(Number(d.event_created_at)).toISOString(),
+      data: JSON.parse(d.data) as unknown,
+    });
+    let status: number | null = null;
+    let failure: string | null = null;
+    try {
+      const host = new URL(d.url).hostname.replace(/^\[|\]$/g, "");
+      if (!this.options.settings.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) {
+        throw new Error(`${host} is a private address`);
+      }
+      const response = await request(d.url, {
+        method: "POST",
+        body,
+        dispatcher: this.agent,
+        signal: AbortSignal.any([this.aborts.signal, AbortSignal.timeout(this.options.settings.timeoutMs)]),
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "chaingate-webhooks",
+          "x-chaingate-event-id": d.event_id,
+          "x-chaingate-event-type": d.type,
+          [SIGNATURE_HEADER]: signatureHeader(d.secret, body, Math.floor(this.now() / 1000)),
+        },
+      });
+      status = response.statusCode;
+      await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      if (status < 200 || status >= 300) failure = `receiver answered ${status}`;
+    } catch (error) {
+      failure = (error as Error).message || String(error);
+    }
+    await this.settle(d, status, failure);
+  }
+
+  private async settle(d: Due, status: number | null, failure: string | null): Promise<void> {
+    const now = this.now();
+    const attempts = d.attempts + 1;
+    const base = { attempts, last_status: status, lease_owner: null, lease_until: null };
+    const update = this.options.store.db.updateTable("webhook_deliveries").where("id", "=", d.id);
+    if (failure === null) {
+      await update.set({ ...base, state: "delivered", delivered_at: now, last_error: null }).execute();
+      return;
+    }
+    const givenUp = now - Number(d.created_at) >= this.options.settings.retryForMs;
+    if (givenUp) {
+      this.options.logger.warn({ delivery: d.id, url: d.url, failure }, "webhook delivery given up");
+    }
+    await update
+      .set({
+        ...base,
+        state: givenUp ? "failed" : "pending",
+        last_error: failure.slice(0, 500),
+        next_attempt_at: now + retryDelay(attempts, this.options.settings.retryBaseMs, this.random),
+      })
+      .execute();
+  }
+}
