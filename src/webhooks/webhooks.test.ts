@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anvilsFor, killStartedClis, startCli, waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { freePort } from "../test-support/ports.js";
-import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
+import { describeEachStore, POSTGRES_AVAILABLE, type TempStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { type Delivery, type Receiver, startReceiver } from "../test-support/webhook-receiver.js";
 import { verifySignature } from "./signature.js";
@@ -255,3 +255,62 @@ it("kill -9 between a state change and its delivery: the events still arrive aft
     rmSync(dataDir, { recursive: true, force: true });
   }
 }, 300_000);
+
+it("with the production retry settings, a receiver down for a full minute gets every event once it is back", async () => {
+  // Default back-off (5 s doubling, with jitter): the minute is real, the deadline after it generous.
+  const rt = await startTestRuntime({
+    env: {
+      CHAINGATE_TRACKER_INTERVAL_MS: "100",
+      CHAINGATE_WEBHOOK_ALLOW_PRIVATE: "true",
+    },
+  });
+  const receiver = await startReceiver();
+  try {
+    const made = await rt.post("/webhooks", { url: receiver.url, events: ["transaction.*"] });
+    const hook = made.json as { id: string; secret: string };
+    await receiver.down();
+    const w = await wallet(rt.url);
+    const txs = [await transfer(rt.url, w.id, "1"), await transfer(rt.url, w.id, "2")];
+    await new Promise((resolve) => setTimeout(resolve, 60_000));
+    expect(receiver.deliveries).toEqual([]);
+    await receiver.up();
+    const all = () => txs.every((tx) => ofTransaction(receiver, tx.tx_hash).length >= 4);
+    expect(await waitUntil(all, 240_000)).toBe(true);
+    for (const tx of txs) expectLifecycle(ofTransaction(receiver, tx.tx_hash), hook.secret);
+  } finally {
+    await rt.close();
+    await receiver.down();
+  }
+}, 420_000);
+
+describe.skipIf(!POSTGRES_AVAILABLE)("webhooks from two instances on one PostgreSQL", () => {
+  it("each event is delivered once and in order, whichever instance changed the state or sends it", async () => {
+    const store = await tempStore("postgres");
+    const first = await startTestRuntime({ store, env: ENV });
+    const homeUrl = first.devnet!.nodes.find((n) => n.chainId === 1001)!.url;
+    const second = await startTestRuntime({
+      store,
+      dataDir: first.dataDir,
+      env: { ...ENV, CHAINGATE_UPSTREAMS: homeUrl },
+    });
+    const receiver = await startReceiver();
+    try {
+      const made = await first.post("/webhooks", { url: receiver.url, events: ["transaction.*"] });
+      const hook = made.json as { secret: string };
+      const w = await wallet(first.url);
+      const txs = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          transfer(i % 2 === 0 ? first.url : second.url, w.id, String(i + 1)),
+        ),
+      );
+      const all = () => txs.every((tx) => ofTransaction(receiver, tx.tx_hash).length >= 4);
+      expect(await waitUntil(all, 120_000)).toBe(true);
+      for (const tx of txs) expectLifecycle(ofTransaction(receiver, tx.tx_hash), hook.secret);
+    } finally {
+      await second.close();
+      await first.close();
+      await receiver.down();
+      await store.drop();
+    }
+  }, 300_000);
+});
