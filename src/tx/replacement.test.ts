@@ -69,3 +69,54 @@ it("a transaction stuck in the pool is replaced with higher fees, and the replac
     await anvil("evm_setAutomine", [true]);
   }
 });
+
+it("a fee bump above a policy's fee cap is not sent: the transaction is reported stuck, the refusal audited", async () => {
+  const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: "pw", address_quantity: 1 });
+  const walletId = (json as { id: string }[])[0]!.id;
+  await anvil("evm_setAutomine", [false]);
+  try {
+    const sent = await rt.post("/transaction", {
+      wallet_id: walletId,
+      password: "pw",
+      transaction: { to: DEV_ACCOUNT_2, value: "6" },
+    });
+    expect(sent.status).toBe(200);
+    const original = (sent.json as { tx_hash: string }).tx_hash;
+    const pooled = (await anvil("eth_getTransactionByHash", [original])) as { maxFeePerGas: string };
+    // The cap is the fee it was sent with: any bump is above it.
+    const policy = await rt.post("/policies", {
+      name: "fee cap",
+      wallet_id: walletId,
+      rules: { max_fee_per_gas: BigInt(pooled.maxFeePerGas).toString() },
+    });
+    expect(policy.status, JSON.stringify(policy.json)).toBe(200);
+
+    let records: TransferRecord[] = [];
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const list = await rt.post("/list_all_transfers", { wallet_id: walletId });
+      records = (list.json as { result: { transfers: TransferRecord[] } }).result.transfers;
+      if (records[0]?.error?.startsWith("stuck:")) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ tx_hash: original, state: "sent" });
+    expect(records[0]!.error).toMatch(/^stuck: refused by policy "fee cap" \(rule max_fee_per_gas\)/);
+    const audit = await fetch(`${rt.url}/audit?wallet_id=${walletId}&decision=denied`);
+    const { entries } = (await audit.json()) as { entries: { operation: string; rule: string }[] };
+    expect(entries[0]).toMatchObject({ operation: "replacement", rule: "max_fee_per_gas" });
+
+    await anvil("evm_mine");
+    expect((await receiptOf(rt, original)).status).toBe("0x1");
+    const cleared = async () => {
+      const list = await rt.post("/list_all_transfers", { wallet_id: walletId });
+      const [record] = (list.json as { result: { transfers: TransferRecord[] } }).result.transfers;
+      return record?.state === "confirmed" && record.error === null;
+    };
+    const until = Date.now() + 60_000;
+    while (!(await cleared()) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect(await cleared()).toBe(true);
+  } finally {
+    await anvil("evm_setAutomine", [true]);
+  }
+});

@@ -274,7 +274,13 @@ export class TransactionTracker {
       // The node is at least here: `latest` answers cached for an older head must not be served any more.
       chain.head?.observe(blockNumber);
       if (receipt.status === "0x1") {
-        await this.update(row, { state: "mined", block_number: blockNumber, block_hash: receipt.blockHash });
+        // A "stuck: ..." note from a refused fee bump no longer holds.
+        await this.update(row, {
+          state: "mined",
+          block_number: blockNumber,
+          block_hash: receipt.blockHash,
+          error: null,
+        });
       } else {
         await this.update(row, {
           state: "failed",
