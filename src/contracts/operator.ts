@@ -2,8 +2,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Hex, LocalAccount } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey } from "viem/accounts";
 import type { Config } from "../config/config.js";
+import { signingAccount } from "../keys/signing-account.js";
 
 /**
  * The devnet's operator key: made at random on the first start and kept in the data dir (0600).
@@ -22,6 +23,6 @@ function devnetOperatorKey(dataDir: string): Hex {
 }
 
 export function operatorAccount(config: Config, onDevnet: boolean): LocalAccount | undefined {
-  if (config.operatorKey !== undefined) return privateKeyToAccount(config.operatorKey);
-  return onDevnet ? privateKeyToAccount(devnetOperatorKey(config.dataDir)) : undefined;
+  if (config.operatorKey !== undefined) return signingAccount(config.operatorKey);
+  return onDevnet ? signingAccount(devnetOperatorKey(config.dataDir)) : undefined;
 }

@@ -1,7 +1,7 @@
 /** A tenant's custody addresses as signing accounts: listed, unlocked for a while, or unattended. */
 import { bytesToHex, getAddress, type LocalAccount } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
 import { badRequest } from "../errors/chaingate-error.js";
+import { signingAccount } from "../keys/signing-account.js";
 import type { Store } from "../store/database.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import { accountLocked, sealKeyMismatch, unattendedUnavailable, unknownAccount } from "./custody-errors.js";
@@ -140,7 +140,7 @@ export class CustodyAccounts {
     const cached = this.opened.get(found.address);
     if (cached?.sealed === found.sealed) return cached.account;
     const secret = key.open(found.sealed, sealContext(found.walletId, found.index, found.address));
-    const account = privateKeyToAccount(bytesToHex(secret));
+    const account = signingAccount(bytesToHex(secret));
     secret.fill(0);
     this.opened.set(found.address, { sealed: found.sealed, account });
     return account;

@@ -13,6 +13,7 @@ import {
 } from "../keys/hd-wallet.js";
 import { type KdfPreset, type KeyDeriver, newScryptParams, type ScryptParams } from "../keys/kdf.js";
 import { parseKeystore, seal, toKeystore, unseal } from "../keys/keystore-v3.js";
+import { signingAccount } from "../keys/signing-account.js";
 import type { UnlockCache } from "../keys/unlock-cache.js";
 import type { Store } from "../store/database.js";
 import type { WalletAddressesTable, WalletsTable } from "../store/schema.js";
@@ -229,7 +230,7 @@ export class WalletService {
     const opened = this.options.cache.account(id, password, index);
     if (opened) return { walletId: id, index, address: row.address, account: opened };
     const privateKey = unseal(keystore.sealed, derivedKey);
-    const account = privateKeyToAccount(bytesToHex(privateKey));
+    const account = signingAccount(bytesToHex(privateKey));
     privateKey.fill(0);
     this.options.cache.rememberAccount(id, password, index, account);
     return { walletId: id, index, address: row.address, account };

@@ -1,0 +1,92 @@
+import fc from "fast-check";
+import type { Hex, TransactionSerializable } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { expect, it } from "vitest";
+import { nativeSecp256k1, signingAccount } from "./signing-account.js";
+
+const ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString("hex")}`;
+const privateKey = fc
+  .bigInt({ min: 1n, max: ORDER - 1n })
+  .map((k) => `0x${k.toString(16).padStart(64, "0")}` as Hex);
+const address = fc.uint8Array({ minLength: 20, maxLength: 20 }).map(hexOf);
+const data = fc.uint8Array({ maxLength: 300 }).map(hexOf);
+const uint = (bits: number) => fc.bigInt({ min: 0n, max: 2n ** BigInt(bits) - 1n });
+
+const transaction: fc.Arbitrary<TransactionSerializable> = fc.oneof(
+  fc
+    .record({
+      type: fc.constant("eip1559" as const),
+      chainId: fc.integer({ min: 1, max: 2 ** 32 }),
+      nonce: fc.integer({ min: 0, max: 2 ** 40 }),
+      gas: uint(64),
+      maxFeePerGas: uint(128),
+      maxPriorityFeePerGas: uint(64),
+      to: fc.option(address, { nil: undefined }),
+      value: uint(256),
+      data,
+      accessList: fc.array(
+        fc.record({
+          address,
+          storageKeys: fc.array(fc.uint8Array({ minLength: 32, maxLength: 32 }).map(hexOf), { maxLength: 3 }),
+        }),
+        { maxLength: 3 },
+      ),
+    })
+    .map((tx) => ({ ...tx, maxPriorityFeePerGas: tx.maxPriorityFeePerGas % (tx.maxFeePerGas + 1n) })),
+  fc.record({
+    type: fc.constant("legacy" as const),
+    chainId: fc.integer({ min: 1, max: 2 ** 32 }),
+    nonce: fc.integer({ min: 0, max: 2 ** 40 }),
+    gas: uint(64),
+    gasPrice: uint(128),
+    to: fc.option(address, { nil: undefined }),
+    value: uint(256),
+    data,
+  }),
+  fc.record({
+    type: fc.constant("eip2930" as const),
+    chainId: fc.integer({ min: 1, max: 2 ** 32 }),
+    nonce: fc.integer({ min: 0, max: 2 ** 40 }),
+    gas: uint(64),
+    gasPrice: uint(128),
+    to: fc.option(address, { nil: undefined }),
+    value: uint(256),
+    data,
+    accessList: fc.constant([]),
+  }),
+);
+
+it("libsecp256k1 loads from the prebuilt binary on linux-x64 (the machines chaingate is tested on)", () => {
+  if (process.platform === "linux" && process.arch === "x64") expect(nativeSecp256k1()).toBeDefined();
+});
+
+it("native signing gives byte-identical transactions to viem's, for any key and any transaction", async () => {
+  await fc.assert(
+    fc.asyncProperty(privateKey, transaction, async (key, tx) => {
+      const viem = await privateKeyToAccount(key).signTransaction(tx);
+      expect(await signingAccount(key).signTransaction(tx)).toBe(viem);
+    }),
+    { numRuns: 300 },
+  );
+});
+
+it("without the addon the account is viem's own, same address and same bytes", async () => {
+  const key = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80" as const;
+  const fallback = signingAccount(key, undefined);
+  const tx: TransactionSerializable = {
+    type: "eip1559",
+    chainId: 1001,
+    nonce: 0,
+    gas: 21_000n,
+    maxFeePerGas: 2n,
+    maxPriorityFeePerGas: 1n,
+    to: fallback.address,
+    value: 1n,
+  };
+  expect(fallback.address).toBe("0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
+  expect(await fallback.signTransaction(tx)).toBe(await signingAccount(key).signTransaction(tx));
+  expect(await fallback.signMessage({ message: "hi" })).toBe(
+    await signingAccount(key).signMessage({ message: "hi" }),
+  );
+});
