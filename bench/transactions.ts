@@ -45,6 +45,9 @@ async function drive(count: number, concurrency: number, one: (i: number) => Pro
   const latencies: number[] = [];
   let next = 0;
   const start = performance.now();
+  // CPU of this process: chaingate runs in it, beside the load generator (the same client code in
+  // every round, so rounds and builds compare; the direct rounds show what the client alone costs).
+  const cpu = process.cpuUsage();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
@@ -56,7 +59,13 @@ async function drive(count: number, concurrency: number, one: (i: number) => Pro
     }),
   );
   const seconds = (performance.now() - start) / 1000;
-  return { rps: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  const used = process.cpuUsage(cpu);
+  return {
+    rps: count / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    cpuMsPerRequest: (used.user + used.system) / 1000 / count,
+  };
 }
 
 async function post(pool: Pool, path: string, body: unknown): Promise<{ status: number; text: string }> {
@@ -174,10 +183,15 @@ try {
     direct_p50_ms: round(Math.min(...direct.map((d) => d.p50))),
     chaingate_p50_ms: round(Math.min(...viaGateway.map((d) => d.p50))),
     chaingate_p99_ms: round(Math.min(...viaGateway.map((d) => d.p99))),
+    // Bench-process CPU per transaction (chaingate + client); the direct rounds are the client's share.
+    cpu_ms_per_tx_chaingate_and_client: round(Math.min(...viaGateway.map((d) => d.cpuMsPerRequest)), 3),
+    cpu_ms_per_tx_client_signing_direct: round(Math.min(...directSigned.map((d) => d.cpuMsPerRequest)), 3),
+    cpu_ms_per_tx_client_raw_direct: round(Math.min(...direct.map((d) => d.cpuMsPerRequest)), 3),
     rounds_detail: {
       direct: direct.map((d) => round(d.rps)),
       direct_signing: directSigned.map((d) => round(d.rps)),
       chaingate: viaGateway.map((d) => round(d.rps)),
+      chaingate_cpu_ms_per_tx: viaGateway.map((d) => round(d.cpuMsPerRequest, 3)),
     },
   };
   console.table(Object.fromEntries(Object.entries(results).filter(([k]) => k !== "rounds_detail")));

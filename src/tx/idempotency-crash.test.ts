@@ -119,8 +119,9 @@ it("kill -9 of chaingate during an idempotent request: the retry gets the origin
   // The same key keeps answering the same hash.
   expect((await post(second, "/transaction", body, "order-1")).json.tx_hash).toBe(hash1);
 
-  // 2. Killed before anything was signed (while estimating gas): the retry sends it, once.
-  await killMidRequest(second, "eth_estimateGas", body, "order-2");
+  // 2. Killed before anything was signed (while reading what gas it needs: a plain transfer reads
+  // the recipient's code): the retry sends it, once.
+  await killMidRequest(second, "eth_getCode", body, "order-2");
   const third = await startCli(dataDir, ENV());
   const hash2 = await retryUntilHash(third, body, "order-2");
   expect(hash2).not.toBe(hash1);

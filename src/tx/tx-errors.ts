@@ -63,6 +63,14 @@ export function estimationFailed(error: NodeRpcError): ChaingateError {
   );
 }
 
+/** Found before signing: the address holds less than the value it is asked to send. */
+export function insufficientFunds(balance: bigint, value: bigint): ChaingateError {
+  return new ChaingateError(`Insufficient funds: the balance is ${balance} wei, the value ${value} wei`, {
+    code: "INSUFFICIENT_FUNDS",
+    data: { balance: balance.toString(), value: value.toString() },
+  });
+}
+
 /** The node refused the signed transaction for a reason another send would not change. */
 export function sendRejected(error: NodeRpcError): ChaingateError {
   const funds = classifyNodeError(error.message) === "insufficient_funds";
