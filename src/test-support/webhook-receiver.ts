@@ -13,6 +13,9 @@ export interface Receiver {
   deliveries: Delivery[];
   /** Answer this status instead of 200 (a receiver that is up but failing). */
   failWith: number | undefined;
+  /** Never answer: requests are held open (a receiver that hangs); `held` counts them. */
+  hang: boolean;
+  held: number;
   up(): Promise<void>;
   down(): Promise<void>;
 }
@@ -24,11 +27,17 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     url: "",
     deliveries: [],
     failWith: undefined,
+    hang: false,
+    held: 0,
     async up() {
       server = createServer((request, response) => {
         const chunks: Buffer[] = [];
         request.on("data", (c: Buffer) => chunks.push(c));
         request.on("end", () => {
+          if (receiver.hang) {
+            receiver.held++;
+            return;
+          }
           if (receiver.failWith !== undefined) {
             response.writeHead(receiver.failWith).end();
             return;

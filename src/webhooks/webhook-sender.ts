@@ -9,9 +9,14 @@ import type { Store } from "../store/database.js";
 import { SIGNATURE_HEADER, signatureHeader } from "./signature.js";
 import { isPrivateAddress } from "./url-guard.js";
 
-/** Deliveries claimed per pass, and per endpoint per pass (one slow receiver cannot take every slot). */
-const BATCH = 32;
+/**
+ * Deliveries in flight at once: in all, per endpoint and per tenant. A pass claims only what fits,
+ * and does not wait for what it started, so a receiver that hangs holds its own slots for up to
+ * --webhook-timeout-ms and nobody else's.
+ */
+const IN_FLIGHT = 32;
 const PER_ENDPOINT = 4;
+const PER_TENANT = 8;
 const MAX_DELAY_MS = 3_600_000;
 /** Passes run back to back while they find work, up to this many per tick. */
 const PASSES_PER_TICK = 20;
@@ -27,6 +32,7 @@ export interface WebhookSenderOptions {
 interface Due {
   id: string;
   webhook_id: string;
+  owner: string | null;
   attempts: number;
   created_at: number;
   url: string;
@@ -69,6 +75,12 @@ export class WebhookSender {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private readonly aborts = new AbortController();
+  /** Deliveries started and not yet settled, and how many each endpoint and tenant has of them. */
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly byEndpoint = new Map<string, number>();
+  private readonly byTenant = new Map<string | null, number>();
+  private ticking = false;
+  private kicked = false;
 
   constructor(private readonly options: WebhookSenderOptions) {
     this.now = options.now ?? Date.now;
@@ -81,14 +93,32 @@ export class WebhookSender {
   }
 
   start(): void {
-    const loop = () => {
-      this.running = this.tick()
-        .catch((error: unknown) => this.options.logger.warn({ err: error }, "webhook pass failed"))
-        .finally(() => {
-          if (this.timer !== undefined) this.timer = setTimeout(loop, this.options.settings.intervalMs);
-        });
-    };
-    this.timer = setTimeout(loop, 0);
+    this.timer = setTimeout(this.loop, 0);
+  }
+
+  /** One tick, then the next after the interval (at once when a delivery settled meanwhile). */
+  private readonly loop = (): void => {
+    this.ticking = true;
+    this.running = this.tick()
+      .catch((error: unknown) => this.options.logger.warn({ err: error }, "webhook pass failed"))
+      .finally(() => {
+        this.ticking = false;
+        if (this.timer === undefined) return; // stopped
+        const delay = this.kicked ? 0 : this.options.settings.intervalMs;
+        this.kicked = false;
+        this.timer = setTimeout(this.loop, delay);
+      });
+  };
+
+  /** A settled delivery may let the next event of its key go: look again now, not after the interval. */
+  private kick(): void {
+    if (this.timer === undefined) return;
+    if (this.ticking) {
+      this.kicked = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.timer = setTimeout(this.loop, 0);
   }
 
   async stop(): Promise<void> {
@@ -96,6 +126,7 @@ export class WebhookSender {
     this.timer = undefined;
     this.aborts.abort();
     await this.running;
+    await Promise.all(this.inFlight);
     await this.agent.close();
   }
 
@@ -118,6 +149,11 @@ export class WebhookSender {
       .limit(1)
       .executeTakeFirst();
     if (!any) return 0;
+    const free = IN_FLIGHT - this.inFlight.size;
+    if (free <= 0) return 0;
+    const fullEndpoints = [...this.byEndpoint].filter(([, n]) => n >= PER_ENDPOINT).map(([id]) => id);
+    const fullTenants = [...this.byTenant].filter(([, n]) => n >= PER_TENANT).map(([owner]) => owner);
+    const fullKeys = fullTenants.filter((o): o is string => o !== null);
     const due: Due[] = await db
       .selectFrom("webhook_deliveries as d")
       .innerJoin("webhooks as w", "w.id", "d.webhook_id")
@@ -125,6 +161,7 @@ export class WebhookSender {
       .select([
         "d.id",
         "d.webhook_id",
+        "w.owner",
         "d.attempts",
         "d.created_at",
         "w.url",
@@ -137,6 +174,13 @@ export class WebhookSender {
       .where("d.state", "=", "pending")
       .where("d.next_attempt_at", "<=", now)
       .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<", now)]))
+      // Endpoints and tenants with all their slots taken are not read at all, so that their
+      // backlog cannot fill the page and hide everyone else's.
+      .$if(fullEndpoints.length > 0, (q) => q.where("d.webhook_id", "not in", fullEndpoints))
+      .$if(fullTenants.includes(null), (q) => q.where("w.owner", "is not", null))
+      .$if(fullKeys.length > 0, (q) =>
+        q.where((eb) => eb.or([eb("w.owner", "is", null), eb("w.owner", "not in", fullKeys)])),
+      )
       // In order per key: nothing goes while an earlier event of its key is still pending for the endpoint.
       .where((eb) =>
         eb.not(
@@ -153,16 +197,13 @@ export class WebhookSender {
       )
       .orderBy("d.next_attempt_at")
       .orderBy("d.order_seq")
-      .limit(BATCH * 4)
+      .limit(IN_FLIGHT * 4)
       .execute();
-    const perEndpoint = new Map<string, number>();
-    const chosen = due.filter((d) => {
-      const n = perEndpoint.get(d.webhook_id) ?? 0;
-      perEndpoint.set(d.webhook_id, n + 1);
-      return n < PER_ENDPOINT;
-    });
-    const claimed: Due[] = [];
-    for (const d of chosen.slice(0, BATCH)) {
+    let started = 0;
+    for (const d of due) {
+      if (started >= free) break;
+      if ((this.byEndpoint.get(d.webhook_id) ?? 0) >= PER_ENDPOINT) continue;
+      if ((this.byTenant.get(d.owner) ?? 0) >= PER_TENANT) continue;
       const result = await db
         .updateTable("webhook_deliveries")
         .set({ lease_owner: this.instance, lease_until: now + this.options.settings.timeoutMs + 30_000 })
@@ -170,10 +211,33 @@ export class WebhookSender {
         .where("state", "=", "pending")
         .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
         .executeTakeFirst();
-      if (Number(result.numUpdatedRows) === 1) claimed.push(d);
+      if (Number(result.numUpdatedRows) !== 1) continue;
+      started++;
+      this.track(d);
     }
-    await Promise.all(claimed.map((d) => this.deliver(d)));
-    return claimed.length;
+    return started;
+  }
+
+  /** Sends in the background, holding the endpoint's and the tenant's slot until it settles. */
+  private track(d: Due): void {
+    const bump = <K>(map: Map<K, number>, key: K, by: number) => {
+      const n = (map.get(key) ?? 0) + by;
+      if (n === 0) map.delete(key);
+      else map.set(key, n);
+    };
+    bump(this.byEndpoint, d.webhook_id, 1);
+    bump(this.byTenant, d.owner, 1);
+    const sending: Promise<void> = this.deliver(d)
+      .catch((error: unknown) =>
+        this.options.logger.warn({ err: error, delivery: d.id }, "webhook delivery failed"),
+      )
+      .finally(() => {
+        this.inFlight.delete(sending);
+        bump(this.byEndpoint, d.webhook_id, -1);
+        bump(this.byTenant, d.owner, -1);
+        this.kick();
+      });
+    this.inFlight.add(sending);
   }
 
   private async deliver(d: Due): Promise<void> {

@@ -17,6 +17,8 @@ const ENV = {
   CHAINGATE_WEBHOOK_INTERVAL_MS: "50",
   CHAINGATE_WEBHOOK_RETRY_BASE_MS: "200",
   CHAINGATE_BALANCE_CHECK_MS: "100",
+  // Long enough that a receiver which hangs would hold everyone up if its slots were shared.
+  CHAINGATE_WEBHOOK_TIMEOUT_MS: "120000",
 };
 const LIFECYCLE = ["transaction.queued", "transaction.sent", "transaction.mined", "transaction.confirmed"];
 
@@ -175,6 +177,30 @@ describeEachStore("webhooks", (target) => {
     await fetch(`${rt.url}/webhooks/${hook.id}`, { method: "DELETE" });
   });
 
+  it("a receiver that hangs holds only its own slots: another endpoint gets every event meanwhile", async () => {
+    const hanging = await startReceiver();
+    hanging.hang = true;
+    try {
+      const slow = await rt.post("/webhooks", { url: hanging.url, events: ["transaction.*"] });
+      const fast = await register(["transaction.*"]);
+      const w = await wallet(rt.url);
+      const txs = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => transfer(rt.url, w.id, String(i + 1))),
+      );
+      const all = () => txs.every((tx) => ofTransaction(receiver, tx.tx_hash).length >= 4);
+      expect(await waitUntil(all, 100_000)).toBe(true);
+      for (const tx of txs) expectLifecycle(ofTransaction(receiver, tx.tx_hash), fast.secret);
+      // Meanwhile the hanging receiver was asked (up to its endpoint's 4 at once) and answered nothing.
+      expect(hanging.held).toBeGreaterThan(0);
+      expect(hanging.held).toBeLessThanOrEqual(4);
+      expect(hanging.deliveries).toEqual([]);
+      await fetch(`${rt.url}/webhooks/${(slow.json as { id: string }).id}`, { method: "DELETE" });
+      await fetch(`${rt.url}/webhooks/${fast.id}`, { method: "DELETE" });
+    } finally {
+      await hanging.down();
+    }
+  });
+
   it("refuses bad registrations: unknown events, private URLs where not allowed, other tenants' hooks", async () => {
     const unknown = await rt.post("/webhooks", { url: receiver.url, events: ["transaction.exploded"] });
     expect(unknown.status).toBe(400);
@@ -211,12 +237,15 @@ it("private and loopback receivers are refused unless the operator allows them",
   }
 });
 
+/** A killed instance's leases last the request timeout and 30 s more: the default timeout keeps that short. */
+const CRASH_ENV = { ...ENV, CHAINGATE_WEBHOOK_TIMEOUT_MS: "10000" };
+
 it("kill -9 between a state change and its delivery: the events still arrive after a restart", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "chaingate-webhook-crash-"));
   const port = await freePort();
   const receiver = await startReceiver(port);
   try {
-    const first = await startCli(dataDir, ENV);
+    const first = await startCli(dataDir, CRASH_ENV);
     const made = await post(first.url, "/webhooks", { url: receiver.url, events: ["transaction.*"] });
     expect(made.status, JSON.stringify(made.json)).toBe(200);
     const hook = made.json as { id: string; secret: string };
@@ -242,7 +271,7 @@ it("kill -9 between a state change and its delivery: the events still arrive aft
     expect(receiver.deliveries).toEqual([]);
 
     await receiver.up();
-    const second = await startCli(dataDir, ENV);
+    const second = await startCli(dataDir, CRASH_ENV);
     expect(await waitUntil(() => ofTransaction(receiver, tx.tx_hash).length >= 4, 120_000)).toBe(true);
     expectLifecycle(ofTransaction(receiver, tx.tx_hash), hook.secret);
     second.child.kill("SIGTERM");
