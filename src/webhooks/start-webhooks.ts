@@ -3,6 +3,7 @@ import type { Config } from "../config/config.js";
 import { startPeriodic } from "../lifecycle/periodic-task.js";
 import type { Lifecycle } from "../lifecycle/shutdown.js";
 import type { Store } from "../store/database.js";
+import { pruneHistory } from "../store/prune-history.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import { BalanceWatch } from "./balance-watch.js";
 import { WebhookSender } from "./webhook-sender.js";
@@ -18,5 +19,6 @@ export function startWebhooks(config: Config, deps: { store: Store; chains: Chai
     { name: "balance watch", everyMs: config.webhooks.balanceCheckMs, run: () => balances.pass() },
     deps,
   );
+  startPeriodic({ name: "history prune", everyMs: 3_600_000, run: () => pruneHistory(deps.store) }, deps);
   return { webhooks, sender, balances };
 }
