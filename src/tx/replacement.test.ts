@@ -23,18 +23,23 @@ afterAll(async () => {
   await rt?.close();
 });
 
-it("a transaction stuck in the pool is replaced with higher fees, and the replacement is what gets mined", async () => {
+/** A transfer from a new wallet, sent while the node mines nothing (automine off). */
+async function sendUnmined(value: string): Promise<{ walletId: string; original: string }> {
   const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: "pw", address_quantity: 1 });
   const walletId = (json as { id: string }[])[0]!.id;
+  const sent = await rt.post("/transaction", {
+    wallet_id: walletId,
+    password: "pw",
+    transaction: { to: DEV_ACCOUNT_2, value },
+  });
+  expect(sent.status).toBe(200);
+  return { walletId, original: (sent.json as { tx_hash: string }).tx_hash };
+}
+
+it("a transaction stuck in the pool is replaced with higher fees, and the replacement is what gets mined", async () => {
   await anvil("evm_setAutomine", [false]);
   try {
-    const sent = await rt.post("/transaction", {
-      wallet_id: walletId,
-      password: "pw",
-      transaction: { to: DEV_ACCOUNT_2, value: "5" },
-    });
-    expect(sent.status).toBe(200);
-    const original = (sent.json as { tx_hash: string }).tx_hash;
+    const { walletId, original } = await sendUnmined("5");
 
     let records: TransferRecord[] = [];
     for (let i = 0; i < 60; i++) {
@@ -71,17 +76,9 @@ it("a transaction stuck in the pool is replaced with higher fees, and the replac
 });
 
 it("a fee bump above a policy's fee cap is not sent: the transaction is reported stuck, the refusal audited", async () => {
-  const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: "pw", address_quantity: 1 });
-  const walletId = (json as { id: string }[])[0]!.id;
   await anvil("evm_setAutomine", [false]);
   try {
-    const sent = await rt.post("/transaction", {
-      wallet_id: walletId,
-      password: "pw",
-      transaction: { to: DEV_ACCOUNT_2, value: "6" },
-    });
-    expect(sent.status).toBe(200);
-    const original = (sent.json as { tx_hash: string }).tx_hash;
+    const { walletId, original } = await sendUnmined("6");
     const pooled = (await anvil("eth_getTransactionByHash", [original])) as { maxFeePerGas: string };
     // The cap is the fee it was sent with: any bump is above it.
     const policy = await rt.post("/policies", {
