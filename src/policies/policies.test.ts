@@ -5,10 +5,12 @@ import { parseEther, toHex } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import type { Envelope } from "../test-support/chain-helpers.js";
+import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { keysInForce } from "../test-support/keys.js";
 import { describeEachStore, POSTGRES_AVAILABLE, type TempStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { type Receiver, startReceiver } from "../test-support/webhook-receiver.js";
 
 const PASSWORD = "policy-password";
 const SEAL_KEY = randomBytes(32).toString("hex");
@@ -58,7 +60,12 @@ describeEachStore("signing policies and the audit log", (target) => {
   let aliceId: string;
   let alice: string;
   let bob: string;
-  const env = { CHAINGATE_TRACKER_INTERVAL_MS: "100", CHAINGATE_SEAL_KEY: SEAL_KEY };
+  const env = {
+    CHAINGATE_TRACKER_INTERVAL_MS: "100",
+    CHAINGATE_SEAL_KEY: SEAL_KEY,
+    CHAINGATE_WEBHOOK_ALLOW_PRIVATE: "true",
+    CHAINGATE_WEBHOOK_INTERVAL_MS: "50",
+  };
   const homeUrl = () => rt.devnet!.nodes.find((n) => n.chainId === 1001)!.url;
 
   /** A funded wallet of alice's, unattended so that every instance can sign for it. */
@@ -95,9 +102,11 @@ describeEachStore("signing policies and the audit log", (target) => {
     bob = (await keys.create("user", "bob")).key;
     await keysInForce(rt, [admin, alice, bob]);
   });
+  const receivers: Receiver[] = [];
   afterAll(async () => {
     await rt?.close();
     await store?.drop();
+    for (const receiver of receivers) await receiver.down();
   });
 
   it("only an admin manages policies, and a policy must bind something", async () => {
@@ -118,6 +127,17 @@ describeEachStore("signing policies and the audit log", (target) => {
 
   it("one recipient and 1 ETH a day: another recipient is refused by rule, sends pass until the day's sum would exceed 1 ETH", async () => {
     const wallet = await unattendedWallet();
+    // Alice hears her denials; Bob, another tenant, hears none of them.
+    const aliceHears = await startReceiver();
+    const bobHears = await startReceiver();
+    receivers.push(aliceHears, bobHears);
+    for (const [key, receiver] of [
+      [alice, aliceHears],
+      [bob, bobHears],
+    ] as const) {
+      const hook = await rt.post("/webhooks", { url: receiver.url, events: ["policy.denied"] }, bearer(key));
+      expect(hook.status, JSON.stringify(hook.json)).toBe(200);
+    }
     const made = await policy({
       name: "one recipient, 1 ETH a day",
       wallet_id: wallet.id,
@@ -167,6 +187,18 @@ describeEachStore("signing policies and the audit log", (target) => {
     expect(denied.map((e) => e.rule)).toEqual(["max_value_per_day", "recipients", "recipients"]);
     expect(denied.every((e) => e.api_key_id === aliceId && e.policy_id === made.id)).toBe(true);
     expect(denied[1]!.to).toBe(OTHER.toLowerCase());
+    expect(await waitUntil(() => aliceHears.deliveries.length >= 3, 60_000)).toBe(true);
+    expect(aliceHears.deliveries.map((d) => d.body.data.rule).sort()).toEqual([
+      "max_value_per_day",
+      "recipients",
+      "recipients",
+    ]);
+    expect(
+      aliceHears.deliveries.every(
+        (d) => d.body.type === "policy.denied" && d.body.data.policy_id === made.id,
+      ),
+    ).toBe(true);
+    expect(bobHears.deliveries).toEqual([]);
 
     // A user key reads only its own entries; an admin's policy change is the admin's.
     const own = (await get(rt, bob, "/audit?limit=1000")).json as { entries: AuditRow[] };
