@@ -1,0 +1,349 @@
+/**
+ * The gateway measured with wrk (an out-of-process load generator in C, cheaper per request than
+ * autocannon), every process in its own: the #17 targets as ratios in one run.
+ * - cache hits: chaingate vs a constant-reply Fastify handler (the Node ceiling), and behind a node
+ *   5 ms away vs that node's own rate;
+ * - forwarded calls with a distinct address each (neither cache nor coalescing can answer): chaingate
+ *   vs a minimal Node forwarder in front of the same anvil, and the p50 latency chaingate adds at
+ *   1 connection over anvil direct;
+ * - CPU milliseconds per request of each process, read from /proc;
+ * - chaingate's peak RSS.
+ * Run: npm run bench:gateway-wrk   (installs Debian's wrk when missing; writes bench/results/gateway-wrk-<timestamp>.json)
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { startAnvil } from "../src/devnet/anvil-node.js";
+import { anvilsFor } from "../src/test-support/cli.js";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const DEV = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
+const TICKS = 100; // clock ticks per second in /proc/<pid>/stat (USER_HZ on Linux)
+
+function ensureWrk(): string {
+  for (const path of ["/usr/bin/wrk", "/usr/local/bin/wrk"]) if (existsSync(path)) return path;
+  console.log("installing Debian's wrk ...");
+  execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "wrk"], { stdio: "inherit" });
+  return "/usr/bin/wrk";
+}
+const WRK = ensureWrk();
+
+const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-wrk-"));
+const anvil = await startAnvil({
+  chainId: 1001,
+  dir: join(dir, "anvil"),
+  blockTime: 0,
+  logger: pino({ level: "silent" }),
+});
+
+/** A node `delayMs` away: each request waits that long, then goes to anvil (run in a process of its own). */
+const DELAY_PROXY = `
+  import { Agent, createServer, request } from "node:http";
+  const [target, delay] = [new URL(process.argv[1]), Number(process.argv[2])];
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c)).on("end", () => setTimeout(() => {
+      const out = request({ host: target.hostname, port: target.port, path: "/", method: "POST",
+        headers: { "content-type": "application/json" }, agent: keep }, (answer) => {
+        res.writeHead(answer.statusCode, { "content-type": "application/json" }); answer.pipe(res); });
+      out.end(Buffer.concat(chunks));
+    }, delay));
+  });
+  const keep = new Agent({ keepAlive: true, maxSockets: 64 });
+  server.listen(0, "127.0.0.1", () => console.log("http://127.0.0.1:" + server.address().port));
+`;
+
+/** The baseline for forwarding: the least a Node process in front of a node must do (read the body, ask with undici, answer). */
+const FORWARDER = `
+  import { createServer } from "node:http";
+  import { Pool } from "undici";
+  const pool = new Pool(new URL(process.argv[1]).origin, { connections: 64, pipelining: 1 });
+  createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c)).on("end", async () => {
+      try {
+        const answer = await pool.request({ path: "/", method: "POST",
+          headers: { "content-type": "application/json" }, body: Buffer.concat(chunks) });
+        const body = Buffer.from(await answer.body.arrayBuffer());
+        res.writeHead(answer.statusCode, { "content-type": "application/json", "content-length": body.length });
+        res.end(body);
+      } catch { res.writeHead(502).end(); }
+    });
+  }).listen(0, "127.0.0.1", function () { console.log("http://127.0.0.1:" + this.address().port); });
+`;
+
+const CEILING = `
+  import Fastify from "fastify";
+  const app = Fastify();
+  app.post("/", async (_request, reply) => reply.type("application/json").send('{"jsonrpc":"2.0","id":1,"result":"0x1"}'));
+  console.log(await app.listen({ port: 0, host: "127.0.0.1" }));
+`;
+
+const children: ChildProcess[] = [];
+
+function spawnScript(source: string, args: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ["--input-type=module", "-e", source, ...args], {
+    cwd: new URL("..", import.meta.url).pathname,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    child.stdout!.once("data", (chunk: Buffer) => resolve({ child, url: chunk.toString().trim() }));
+    child.once("exit", (code) => reject(new Error(`helper exited with ${code}`)));
+  });
+}
+
+function startGateway(upstream: string, name: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [new URL("../dist/main.js", import.meta.url).pathname], {
+    env: {
+      ...process.env,
+      PORT: "0",
+      LOG_LEVEL: "info",
+      CHAINGATE_LOG_REQUESTS: "false",
+      CHAINGATE_DATA_DIR: join(dir, name),
+      CHAINGATE_UPSTREAMS: upstream,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${out}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)".*"msg":"chaingate ready"/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1]! });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", () => reject(new Error(`gateway exited: ${out}`)));
+  });
+}
+
+function cpuTicks(pid: number): number {
+  // Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function rssMb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+}
+
+/** A wrk Lua script: POST a JSON-RPC call, the same each time or with a distinct address each time. */
+function script(method: string, params: unknown[], distinct: boolean): string {
+  const file = join(dir, `${method}-${distinct ? "d" : "s"}-${params.length}.lua`);
+  const fixed = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
+  const rest = JSON.stringify(params.slice(1)).slice(1, -1);
+  writeFileSync(
+    file,
+    distinct
+      ? `wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local n = 0
+request = function()
+  n = n + 1
+  local body = string.format('{"jsonrpc":"2.0","id":1,"method":"${method}","params":["0x%040x",${rest}]}', n * 7919 + math.random(0, 7918))
+  return wrk.format(nil, nil, nil, body)
+end
+`
+      : `wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '${fixed}'
+`,
+  );
+  return file;
+}
+
+interface Case {
+  name: string;
+  target: string;
+  url: string;
+  connections: number;
+  rps: number;
+  p50_ms: number;
+  errors: number;
+  cpu_ms_per_request: Record<string, number>;
+}
+
+async function run(
+  name: string,
+  target: string,
+  url: string,
+  lua: string,
+  connections: number,
+  watched: Record<string, number>,
+): Promise<Case> {
+  const before = Object.fromEntries(Object.entries(watched).map(([k, pid]) => [k, cpuTicks(pid)]));
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(WRK, [
+      "-t",
+      connections === 1 ? "1" : "2",
+      "-c",
+      String(connections),
+      "-d",
+      `${SECONDS}s`,
+      "--latency",
+      "-s",
+      lua,
+      url,
+    ]);
+    let text = "";
+    child.stdout.on("data", (c: Buffer) => {
+      text += c.toString();
+    });
+    child.once("exit", (code) =>
+      code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}: ${text}`)),
+    );
+  });
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
+  const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+  const p50Text = /\s50%\s+([\d.]+)(us|ms|s)/.exec(out);
+  const p50 = p50Text
+    ? Number(p50Text[1]) * (p50Text[2] === "us" ? 0.001 : p50Text[2] === "s" ? 1000 : 1)
+    : Number.NaN;
+  const errors =
+    Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0) +
+    Number(/Socket errors:.*?timeout (\d+)/.exec(out)?.[1] ?? 0);
+  const cpu = Object.fromEntries(
+    Object.entries(watched).map(([k, pid]) => [
+      k,
+      Math.round((((cpuTicks(pid) - before[k]!) * 1000) / TICKS / Math.max(1, total)) * 1000) / 1000,
+    ]),
+  );
+  return {
+    name,
+    target,
+    url,
+    connections,
+    rps: Math.round(rps),
+    p50_ms: Math.round(p50 * 1000) / 1000,
+    errors,
+    cpu_ms_per_request: cpu,
+  };
+}
+
+const rpcCall = async (url: string, method: string, params: unknown[]) =>
+  (
+    (await (
+      await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      })
+    ).json()) as { result: unknown }
+  ).result;
+for (let i = 0; i < 3; i++)
+  await rpcCall(anvil.url, "eth_sendTransaction", [{ from: DEV, to: DEV, value: "0x1" }]);
+const block = (await rpcCall(anvil.url, "eth_getBlockByNumber", ["0x1", false])) as { hash: string };
+
+const results: Case[] = [];
+let peakRss = 0;
+try {
+  const ceiling = await spawnScript(CEILING, []);
+  const forwarder = await spawnScript(FORWARDER, [anvil.url]);
+  const far = await spawnScript(DELAY_PROXY, [anvil.url, "5"]);
+  const near = await spawnScript(DELAY_PROXY, [anvil.url, "1"]);
+  const gateway = await startGateway(anvil.url, "direct");
+  const gatewayFar = await startGateway(far.url, "far");
+  const gatewayNear = await startGateway(near.url, "near");
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, rssMb(gateway.child.pid!));
+  }, 100);
+  // The anvil process itself (not the shell guard that stops it with us).
+  const anvilPid = anvilsFor(dir)[0]!;
+  const pids = {
+    chaingate: gateway.child.pid!,
+    anvil: anvilPid,
+    forwarder: forwarder.child.pid!,
+    ceiling: ceiling.child.pid!,
+  };
+
+  const hit = script("eth_getBlockByHash", [block.hash, false], false);
+  const distinct = script("eth_getBalance", [DEV, "latest"], true);
+  const constant = script("constant", [], false);
+  // Warm the caches and the JITs.
+  await run("warm-up", "chaingate", gateway.url, hit, 8, pids);
+  for (const c of [1, 32]) {
+    results.push(await run("constant reply", "ceiling", ceiling.url, constant, c, pids));
+    results.push(await run("cache hit", "chaingate", gateway.url, hit, c, pids));
+    results.push(await run("forwarded, distinct", "anvil", anvil.url, distinct, c, pids));
+    results.push(await run("forwarded, distinct", "forwarder", forwarder.url, distinct, c, pids));
+    results.push(await run("forwarded, distinct", "chaingate", gateway.url, distinct, c, pids));
+  }
+  for (const [label, node, gw] of [
+    ["1 ms", near, gatewayNear],
+    ["5 ms", far, gatewayFar],
+  ] as const) {
+    // This case's own chaingate, and the proxy that plays the distant node.
+    const these = { chaingate: gw.child.pid!, anvil: anvilPid, forwarder: node.child.pid! };
+    await run("warm-up", "chaingate", gw.url, hit, 8, these);
+    results.push(await run(`node ${label} away`, "node", node.url, hit, 32, these));
+    results.push(await run(`cache hit, node ${label} away`, "chaingate", gw.url, hit, 32, these));
+  }
+  clearInterval(sampler);
+} finally {
+  for (const child of children) child.kill("SIGTERM");
+  await anvil.stop();
+}
+
+const find = (name: string, target: string, c: number) =>
+  results.find((r) => r.name === name && r.target === target && r.connections === c);
+const ratio = (a: Case | undefined, b: Case | undefined) =>
+  a && b && b.rps > 0 ? Math.round((a.rps / b.rps) * 100) / 100 : null;
+const targets = {
+  cache_hit_vs_ceiling_32: {
+    ratio: ratio(find("cache hit", "chaingate", 32), find("constant reply", "ceiling", 32)),
+    target: ">= 0.9",
+  },
+  cache_hit_vs_node_5ms_32: {
+    ratio: ratio(find("cache hit, node 5 ms away", "chaingate", 32), find("node 5 ms away", "node", 32)),
+    target: ">= 10",
+  },
+  cache_hit_vs_node_1ms_32: {
+    ratio: ratio(find("cache hit, node 1 ms away", "chaingate", 32), find("node 1 ms away", "node", 32)),
+    target: "",
+  },
+  forwarded_vs_forwarder_32: {
+    ratio: ratio(find("forwarded, distinct", "chaingate", 32), find("forwarded, distinct", "forwarder", 32)),
+    target: ">= 0.9",
+  },
+  forwarded_vs_forwarder_1: {
+    ratio: ratio(find("forwarded, distinct", "chaingate", 1), find("forwarded, distinct", "forwarder", 1)),
+    target: ">= 0.9",
+  },
+  forwarded_added_p50_ms_1: {
+    ratio:
+      Math.round(
+        ((find("forwarded, distinct", "chaingate", 1)?.p50_ms ?? Number.NaN) -
+          (find("forwarded, distinct", "anvil", 1)?.p50_ms ?? Number.NaN)) *
+          1000,
+      ) / 1000,
+    target: "< 0.3",
+  },
+  peak_rss_mb: { ratio: Math.round(peakRss), target: "< 200" },
+};
+console.table(
+  results.map((r) => ({
+    case: r.name,
+    target: r.target,
+    conns: r.connections,
+    rps: r.rps,
+    p50_ms: r.p50_ms,
+    errors: r.errors,
+    ...Object.fromEntries(Object.entries(r.cpu_ms_per_request).map(([k, v]) => [`cpu_ms/req ${k}`, v])),
+  })),
+);
+console.table(targets);
+mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+const when = new Date().toISOString();
+const file = new URL(`./results/gateway-wrk-${when.replace(/[:.]/g, "-")}.json`, import.meta.url);
+writeFileSync(file, `${JSON.stringify({ when, seconds_per_case: SECONDS, targets, results }, null, 2)}\n`);
+console.log(`written to ${file.pathname}`);
+rmSync(dir, { recursive: true, force: true });
