@@ -1,7 +1,8 @@
 /**
  * The gateway measured with wrk (an out-of-process load generator in C, cheaper per request than
  * autocannon), every process in its own: the #17 targets as ratios in one run.
- * - cache hits: chaingate vs a constant-reply Fastify handler (the Node ceiling), and behind a node
+ * - cache hits: chaingate vs a Fastify handler answering the same bytes as a constant (the Node
+ *   ceiling), and behind a node
  *   5 ms away vs that node's own rate;
  * - forwarded calls with a distinct address each (neither cache nor coalescing can answer): chaingate
  *   vs a minimal Node forwarder in front of the same anvil, and the p50 latency chaingate adds at
@@ -74,10 +75,12 @@ const FORWARDER = `
   }).listen(0, "127.0.0.1", function () { console.log("http://127.0.0.1:" + this.address().port); });
 `;
 
+/** The Node ceiling: a Fastify handler that answers a constant, the very bytes chaingate answers for the cached call. */
 const CEILING = `
   import Fastify from "fastify";
+  const answer = process.argv[1];
   const app = Fastify();
-  app.post("/", async (_request, reply) => reply.type("application/json").send('{"jsonrpc":"2.0","id":1,"result":"0x1"}'));
+  app.post("/", async (_request, reply) => reply.type("application/json").send(answer));
   console.log(await app.listen({ port: 0, host: "127.0.0.1" }));
 `;
 
@@ -246,13 +249,26 @@ const block = (await rpcCall(anvil.url, "eth_getBlockByNumber", ["0x1", false]))
 const results: Case[] = [];
 let peakRss = 0;
 try {
-  const ceiling = await spawnScript(CEILING, []);
   const forwarder = await spawnScript(FORWARDER, [anvil.url]);
   const far = await spawnScript(DELAY_PROXY, [anvil.url, "5"]);
   const near = await spawnScript(DELAY_PROXY, [anvil.url, "1"]);
   const gateway = await startGateway(anvil.url, "direct");
   const gatewayFar = await startGateway(far.url, "far");
   const gatewayNear = await startGateway(near.url, "near");
+  // A constant reply is only a ceiling for an answer of the same size (a block is ~1.5 KB).
+  const cachedAnswer = await (
+    await fetch(gateway.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "eth_getBlockByHash",
+        params: [block.hash, false],
+      }),
+    })
+  ).text();
+  const ceiling = await spawnScript(CEILING, [cachedAnswer]);
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, rssMb(gateway.child.pid!));
   }, 100);
