@@ -15,12 +15,10 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
-import { startAnvil } from "../src/devnet/anvil-node.js";
 import { anvilsFor } from "../src/test-support/cli.js";
+import { DEV, startBenchAnvil } from "./bench-anvil.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const DEV = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
 const TICKS = 100; // clock ticks per second in /proc/<pid>/stat (USER_HZ on Linux)
 
 function ensureWrk(): string {
@@ -32,12 +30,7 @@ function ensureWrk(): string {
 const WRK = ensureWrk();
 
 const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-wrk-"));
-const anvil = await startAnvil({
-  chainId: 1001,
-  dir: join(dir, "anvil"),
-  blockTime: 0,
-  logger: pino({ level: "silent" }),
-});
+const { anvil, blockHash } = await startBenchAnvil(dir);
 
 /** A node `delayMs` away: each request waits that long, then goes to anvil (run in a process of its own). */
 const DELAY_PROXY = `
@@ -232,20 +225,6 @@ async function run(
   };
 }
 
-const rpcCall = async (url: string, method: string, params: unknown[]) =>
-  (
-    (await (
-      await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-      })
-    ).json()) as { result: unknown }
-  ).result;
-for (let i = 0; i < 3; i++)
-  await rpcCall(anvil.url, "eth_sendTransaction", [{ from: DEV, to: DEV, value: "0x1" }]);
-const block = (await rpcCall(anvil.url, "eth_getBlockByNumber", ["0x1", false])) as { hash: string };
-
 const results: Case[] = [];
 let peakRss = 0;
 try {
@@ -264,7 +243,7 @@ try {
         jsonrpc: "2.0",
         id: 1,
         method: "eth_getBlockByHash",
-        params: [block.hash, false],
+        params: [blockHash, false],
       }),
     })
   ).text();
@@ -281,7 +260,7 @@ try {
     ceiling: ceiling.child.pid!,
   };
 
-  const hit = script("eth_getBlockByHash", [block.hash, false], false);
+  const hit = script("eth_getBlockByHash", [blockHash, false], false);
   const distinct = script("eth_getBalance", [DEV, "latest"], true);
   const constant = script("constant", [], false);
   // Warm the caches and the JITs.

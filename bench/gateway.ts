@@ -13,31 +13,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { pino } from "pino";
-import { startAnvil } from "../src/devnet/anvil-node.js";
+import { DEV, startBenchAnvil } from "./bench-anvil.js";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
-const DEV = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
 const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-gw-"));
-const anvil = await startAnvil({
-  chainId: 1001,
-  dir: join(dir, "anvil"),
-  blockTime: 0,
-  logger: pino({ level: "silent" }),
-});
-
-async function rpc(url: string, method: string, params: unknown[]): Promise<unknown> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await response.json()) as { result: unknown }).result;
-}
-// A few blocks so there is a real block to fetch by hash.
-for (let i = 0; i < 3; i++)
-  await rpc(anvil.url, "eth_sendTransaction", [{ from: DEV, to: DEV, value: "0x1" }]);
-const block = (await rpc(anvil.url, "eth_getBlockByNumber", ["0x1", false])) as { hash: string };
+const { anvil, blockHash } = await startBenchAnvil(dir);
 
 function startGateway(): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [new URL("../dist/main.js", import.meta.url).pathname], {
@@ -153,7 +133,7 @@ const sampler = setInterval(() => {
 const methods: [string, unknown[], "cacheable" | "forwarded", boolean][] = [
   ["eth_blockNumber", [], "cacheable", false],
   ["eth_getBalance", [DEV, "latest"], "cacheable", false],
-  ["eth_getBlockByHash", [block.hash, false], "cacheable", false],
+  ["eth_getBlockByHash", [blockHash, false], "cacheable", false],
   ["eth_getBalance", [DEV, "pending"], "forwarded", false],
   ["eth_getBalance", [DEV, "pending"], "forwarded", true],
 ];

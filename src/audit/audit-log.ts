@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { newestFirstPage } from "../store/cursor-page.js";
 import type { Store } from "../store/database.js";
+import { toJsonText } from "../store/json-text.js";
 import type { AuditDecision, AuditLogTable, Database } from "../store/schema.js";
 
 /** One entry as it is written: only the operation and the decision are always known. */
@@ -58,10 +59,6 @@ export interface AuditFilter {
   cursor?: string;
 }
 
-/** Typed data carries bigints (chain ids, amounts): written as decimal text. */
-export const bigintAsText = (_key: string, value: unknown) =>
-  typeof value === "bigint" ? value.toString() : value;
-
 /** Writes one entry with `db`, which may be the transaction of the change it records. */
 export async function appendAudit(db: Kysely<Database>, entry: AuditEntry, now = Date.now()): Promise<void> {
   const row: AuditLogTable = {
@@ -82,7 +79,7 @@ export async function appendAudit(db: Kysely<Database>, entry: AuditEntry, now =
     rule: entry.rule ?? null,
     policy_id: entry.policyId ?? null,
     tx_hash: entry.txHash ?? null,
-    detail: entry.detail ? JSON.stringify(entry.detail, bigintAsText) : null,
+    detail: entry.detail ? toJsonText(entry.detail) : null,
   };
   await db.insertInto("audit_log").values(row).execute();
 }

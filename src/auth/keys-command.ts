@@ -1,8 +1,8 @@
 /** `chaingate keys create|list|revoke`: manages API keys in the configured store, without starting the service. */
 
-import { join } from "node:path";
 import type { Config } from "../config/config.js";
 import { openStore } from "../store/database.js";
+import { storeLocation } from "../store/open-configured-store.js";
 import { ApiKeyStore } from "./api-keys.js";
 
 export interface KeysCommand {
@@ -49,11 +49,7 @@ export function parseKeysCommand(argv: readonly string[]): KeysCommand {
 
 /** Runs the command; answers the text to print (the new key is printed once and never again). */
 export async function runKeysCommand(command: KeysCommand, config: Config): Promise<string> {
-  const store = await openStore(
-    config.databaseUrl
-      ? { kind: "postgres", url: config.databaseUrl }
-      : { kind: "sqlite", path: join(config.dataDir, "chaingate.sqlite") },
-  );
+  const store = await openStore(storeLocation(config));
   try {
     const keys = new ApiKeyStore(store);
     if (command.action === "create") {

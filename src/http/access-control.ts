@@ -153,5 +153,16 @@ export function useAccessControl(
 
 export const ownerOf = (request: FastifyRequest): string | null => request.tenant?.keyId ?? null;
 
+/**
+ * Operator actions: with API keys only an admin key may (`refusal` says what was refused); without
+ * keys the one local user may. Answers the admin key's id, or null without keys.
+ */
+export function requireAdmin(request: FastifyRequest, refusal: string): string | null {
+  const tenant = request.tenant;
+  if (tenant === null || tenant === undefined) return null;
+  if (tenant.role !== "admin") throw new ChaingateError(refusal, { code: "ADMIN_REQUIRED" });
+  return tenant.keyId;
+}
+
 /** Whose quotas and filters a request uses: its API key, or without keys its client address. */
 export const tenantOf = (request: FastifyRequest): string => request.tenant?.keyId ?? `ip:${request.ip}`;

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { CustodyAccounts } from "../custody/custody-accounts.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { ProblemSchema, WalletParamsSchema } from "../wallets/wallet-schemas.js";
-import { ownerOf } from "./access-control.js";
+import { ownerOf, requireAdmin } from "./access-control.js";
 import { useRestBodies } from "./rest-body.js";
 import { useStrictValidation } from "./strict-validation.js";
 
@@ -62,17 +62,6 @@ const problems = {
   409: ProblemSchema,
   429: ProblemSchema,
 };
-
-/** With API keys, only an admin key may let chaingate sign unattended (it then names any wallet). */
-function operatorOwner(request: FastifyRequest): string | null {
-  if (request.tenant === null || request.tenant === undefined) return null;
-  if (request.tenant.role !== "admin") {
-    throw new ChaingateError("making a wallet unattended needs an admin API key", {
-      code: "ADMIN_REQUIRED",
-    });
-  }
-  return null;
-}
 
 export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (app, { custody }) => {
   useStrictValidation(app);
@@ -181,8 +170,9 @@ export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (ap
       config: { rateGroup: "sign" },
     },
     async (request) => {
-      const owner = operatorOwner(request);
-      const addresses = await custody.makeUnattended(request.params.id, request.body.password, owner);
+      requireAdmin(request, "making a wallet unattended needs an admin API key");
+      // An admin names any wallet: no owner filter.
+      const addresses = await custody.makeUnattended(request.params.id, request.body.password, null);
       request.log.warn({ wallet: request.params.id }, "wallet made unattended");
       return { wallet_id: request.params.id, unattended: true, addresses };
     },

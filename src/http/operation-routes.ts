@@ -10,7 +10,7 @@ import type { Operation } from "../operations/operation.js";
 import { errorText, readNativeRequest, resultText, salvageId } from "../rpc/envelope.js";
 import { RequestIdSchema, ResponseEnvelopeSchema } from "../rpc/envelope-schemas.js";
 import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
-import { ownerOf } from "./access-control.js";
+import { ownerOf, requireAdmin } from "./access-control.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
 
 export interface OperationRoutesOptions {
@@ -110,11 +110,7 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
             const field = first === undefined ? "" : fieldName(first.path);
             throw invalidParams(explain(field, first), { field: field === "" ? null : field });
           }
-          if (operation.admin && request.tenant !== null && request.tenant.role !== "admin") {
-            throw new ChaingateError(`${operation.path} needs an admin API key`, {
-              code: "ADMIN_REQUIRED",
-            });
-          }
+          if (operation.admin) requireAdmin(request, `${operation.path} needs an admin API key`);
           const context = {
             owner: ownerOf(request),
             idempotencyKey: operation.signs

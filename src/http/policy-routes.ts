@@ -2,12 +2,11 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { listAudit } from "../audit/audit-log.js";
-import { ChaingateError } from "../errors/chaingate-error.js";
 import { PolicyRulesSchema } from "../policies/policy-rules.js";
 import type { PolicyStore } from "../policies/policy-store.js";
 import type { Store } from "../store/database.js";
 import { ProblemSchema } from "../wallets/wallet-schemas.js";
-import { ownerOf } from "./access-control.js";
+import { ownerOf, requireAdmin } from "./access-control.js";
 import { useRestBodies } from "./rest-body.js";
 import { useStrictValidation } from "./strict-validation.js";
 
@@ -85,14 +84,8 @@ const AuditQuery = Type.Object(
 
 const problems = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema };
 
-/** With API keys, only an admin key manages policies; without keys the one local user does. */
-function admin(request: FastifyRequest): string | null {
-  if (request.tenant === null || request.tenant === undefined) return null;
-  if (request.tenant.role !== "admin") {
-    throw new ChaingateError("policies are managed with an admin API key", { code: "ADMIN_REQUIRED" });
-  }
-  return request.tenant.keyId;
-}
+const ADMIN_ONLY = "policies are managed with an admin API key";
+const admin = (request: FastifyRequest) => requireAdmin(request, ADMIN_ONLY);
 
 export const policyRoutes: FastifyPluginAsync<PolicyRoutesOptions> = async (app, { policies, store }) => {
   useStrictValidation(app);

@@ -13,46 +13,38 @@ const address = fc.uint8Array({ minLength: 20, maxLength: 20 }).map(hexOf);
 const data = fc.uint8Array({ maxLength: 300 }).map(hexOf);
 const uint = (bits: number) => fc.bigInt({ min: 0n, max: 2n ** BigInt(bits) - 1n });
 
+/** What every transaction type has. */
+const common = {
+  chainId: fc.integer({ min: 1, max: 2 ** 32 }),
+  nonce: fc.integer({ min: 0, max: 2 ** 40 }),
+  gas: uint(64),
+  to: fc.option(address, { nil: undefined }),
+  value: uint(256),
+  data,
+};
+const accessList = fc.array(
+  fc.record({
+    address,
+    storageKeys: fc.array(fc.uint8Array({ minLength: 32, maxLength: 32 }).map(hexOf), { maxLength: 3 }),
+  }),
+  { maxLength: 3 },
+);
+
 const transaction: fc.Arbitrary<TransactionSerializable> = fc.oneof(
   fc
     .record({
+      ...common,
       type: fc.constant("eip1559" as const),
-      chainId: fc.integer({ min: 1, max: 2 ** 32 }),
-      nonce: fc.integer({ min: 0, max: 2 ** 40 }),
-      gas: uint(64),
       maxFeePerGas: uint(128),
       maxPriorityFeePerGas: uint(64),
-      to: fc.option(address, { nil: undefined }),
-      value: uint(256),
-      data,
-      accessList: fc.array(
-        fc.record({
-          address,
-          storageKeys: fc.array(fc.uint8Array({ minLength: 32, maxLength: 32 }).map(hexOf), { maxLength: 3 }),
-        }),
-        { maxLength: 3 },
-      ),
+      accessList,
     })
     .map((tx) => ({ ...tx, maxPriorityFeePerGas: tx.maxPriorityFeePerGas % (tx.maxFeePerGas + 1n) })),
+  fc.record({ ...common, type: fc.constant("legacy" as const), gasPrice: uint(128) }),
   fc.record({
-    type: fc.constant("legacy" as const),
-    chainId: fc.integer({ min: 1, max: 2 ** 32 }),
-    nonce: fc.integer({ min: 0, max: 2 ** 40 }),
-    gas: uint(64),
-    gasPrice: uint(128),
-    to: fc.option(address, { nil: undefined }),
-    value: uint(256),
-    data,
-  }),
-  fc.record({
+    ...common,
     type: fc.constant("eip2930" as const),
-    chainId: fc.integer({ min: 1, max: 2 ** 32 }),
-    nonce: fc.integer({ min: 0, max: 2 ** 40 }),
-    gas: uint(64),
     gasPrice: uint(128),
-    to: fc.option(address, { nil: undefined }),
-    value: uint(256),
-    data,
     accessList: fc.constant([]),
   }),
 );

@@ -1,9 +1,9 @@
 /** `chaingate policies create|list|delete`: manages signing policies in the configured store, without starting the service. */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import type { Config } from "../config/config.js";
 import { openStore } from "../store/database.js";
+import { storeLocation } from "../store/open-configured-store.js";
 import { type PolicyRules, PolicyRulesSchema } from "./policy-rules.js";
 import { PolicyStore } from "./policy-store.js";
 
@@ -75,11 +75,7 @@ export function parsePoliciesCommand(argv: readonly string[]): PoliciesCommand {
 
 /** Runs the command; answers the text to print (one JSON object per line). */
 export async function runPoliciesCommand(command: PoliciesCommand, config: Config): Promise<string> {
-  const store = await openStore(
-    config.databaseUrl
-      ? { kind: "postgres", url: config.databaseUrl }
-      : { kind: "sqlite", path: join(config.dataDir, "chaingate.sqlite") },
-  );
+  const store = await openStore(storeLocation(config));
   try {
     const policies = new PolicyStore(store);
     if (command.action === "create") {

@@ -2,14 +2,18 @@
 import { join } from "node:path";
 import type { Config } from "../config/config.js";
 import type { Lifecycle } from "../lifecycle/shutdown.js";
-import { openStore, type Store } from "./database.js";
+import { openStore, type Store, type StoreLocation } from "./database.js";
+
+/** Where the configuration puts the store (also for the CLI commands that open it without the service). */
+export function storeLocation(config: Config): StoreLocation {
+  return config.databaseUrl
+    ? { kind: "postgres", url: config.databaseUrl }
+    : { kind: "sqlite", path: join(config.dataDir, "chaingate.sqlite") };
+}
 
 export async function openConfiguredStore(config: Config, deps: Lifecycle): Promise<Store> {
-  const store = await openStore(
-    config.databaseUrl
-      ? { kind: "postgres", url: config.databaseUrl }
-      : { kind: "sqlite", path: join(config.dataDir, "chaingate.sqlite") },
-    (error) => deps.logger.warn({ err: error }, "database connection lost; the next query opens a fresh one"),
+  const store = await openStore(storeLocation(config), (error) =>
+    deps.logger.warn({ err: error }, "database connection lost; the next query opens a fresh one"),
   );
   deps.shutdown.add("store", () => store.close());
   return store;

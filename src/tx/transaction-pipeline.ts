@@ -147,12 +147,11 @@ export class TransactionPipeline {
     const nonce = op.nonce ?? (await this.options.ledger.peek(op.chain.chainId, op.account.address));
     const raw = await this.sign(op, gas, fees, nonce);
     // Bytes handed back can be broadcast by anyone: they count against the rolling limits as if sent.
-    await this.underPolicy(admission, (trx) =>
-      this.options.ledger.lock(trx, op.chain.chainId, op.account.address).then(async () => {
-        await this.options.guard.withinDay(trx, admission);
-        await this.options.guard.allowed(trx, admission, null, keccak256(raw));
-      }),
-    );
+    await this.underPolicy(admission, async (trx) => {
+      await this.options.ledger.lock(trx, op.chain.chainId, op.account.address);
+      await this.options.guard.withinDay(trx, admission);
+      await this.options.guard.allowed(trx, admission, null, keccak256(raw));
+    });
     return { raw, nonce };
   }
 

@@ -1,10 +1,11 @@
 /** Follows every signed transaction to its receipt and confirmations; resends what the node lost. */
+import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Hex, LocalAccount } from "viem";
 import { isChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
-import type { TransactionsTable } from "../store/schema.js";
+import type { Database, TransactionsTable } from "../store/schema.js";
 import { askHead } from "../upstream/ask-head.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { recordEvent } from "../webhooks/outbox.js";
@@ -116,24 +117,20 @@ export class TransactionTracker {
   /** Moves a row on, if no one else did first; a new state is announced in the same database transaction. */
   private async update(row: TransactionsTable, set: Partial<TransactionsTable>): Promise<void> {
     const now = this.now();
-    const change = () =>
-      this.options.store.db
-        .updateTable("transactions")
-        .set({ ...set, updated_at: now })
-        .where("id", "=", row.id)
-        .where("state", "=", row.state);
-    if (set.state === undefined || set.state === row.state) {
-      await change().execute();
-      return;
-    }
-    await this.options.store.db.transaction().execute(async (trx) => {
-      const result = await trx
+    const change = (db: Kysely<Database>) =>
+      db
         .updateTable("transactions")
         .set({ ...set, updated_at: now })
         .where("id", "=", row.id)
         .where("state", "=", row.state)
         .executeTakeFirst();
-      if (Number(result.numUpdatedRows) === 1)
+    // Only a new state is an event; other notes (a resend's count, "stuck: ...") need no transaction.
+    if (set.state === undefined || set.state === row.state) {
+      await change(this.options.store.db);
+      return;
+    }
+    await this.options.store.db.transaction().execute(async (trx) => {
+      if (Number((await change(trx)).numUpdatedRows) === 1)
         await recordEvent(trx, transactionEvent({ ...row, ...set, updated_at: now }), now);
     });
   }

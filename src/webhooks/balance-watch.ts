@@ -82,37 +82,23 @@ export class BalanceWatch {
       );
       const low = balance < BigInt(row.below) ? 1 : 0;
       await store.db.transaction().execute(async (trx) => {
-        const before = await trx
-          .selectFrom("balance_alert_state")
-          .select("low")
-          .where("wallet_id", "=", row.wallet_id)
-          .where("chain_id", "=", row.chain_id)
-          .where("address", "=", row.address)
+        const address = { wallet_id: row.wallet_id, chain_id: row.chain_id, address: row.address };
+        // An address first seen counts as not low; then only the write that changes the state
+        // (on one instance, whichever is first) announces it.
+        await trx
+          .insertInto("balance_alert_state")
+          .values({ ...address, low: 0 })
+          .onConflict((oc) => oc.doNothing())
+          .execute();
+        const result = await trx
+          .updateTable("balance_alert_state")
+          .set({ low })
+          .where("wallet_id", "=", address.wallet_id)
+          .where("chain_id", "=", address.chain_id)
+          .where("address", "=", address.address)
+          .where("low", "!=", low)
           .executeTakeFirst();
-        if ((before?.low ?? 0) === low && before !== undefined) return;
-        // Only the instance whose write changes the state announces it.
-        const changed = before
-          ? Number(
-              (
-                await trx
-                  .updateTable("balance_alert_state")
-                  .set({ low })
-                  .where("wallet_id", "=", row.wallet_id)
-                  .where("chain_id", "=", row.chain_id)
-                  .where("address", "=", row.address)
-                  .where("low", "=", before.low)
-                  .executeTakeFirst()
-              ).numUpdatedRows,
-            ) === 1
-          : Number(
-              (
-                await trx
-                  .insertInto("balance_alert_state")
-                  .values({ wallet_id: row.wallet_id, chain_id: row.chain_id, address: row.address, low })
-                  .onConflict((oc) => oc.doNothing())
-                  .executeTakeFirst()
-              ).numInsertedOrUpdatedRows ?? 0n,
-            ) === 1;
+        const changed = Number(result.numUpdatedRows) === 1;
         if (!changed || low === 0) return;
         await recordEvent(trx, {
           owner: row.owner,

@@ -1,6 +1,7 @@
 /** The webhook outbox: an event and its deliveries, written in the database transaction of the change it reports. */
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
+import { toJsonText } from "../store/json-text.js";
 import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
 import { type EventType, matchesAny } from "./event-types.js";
 
@@ -42,9 +43,7 @@ export async function recordEvent(db: Kysely<Database>, event: OutboxEvent, now 
       id,
       owner: event.owner,
       type: event.type,
-      data: JSON.stringify(event.data, (_key, value: unknown) =>
-        typeof value === "bigint" ? value.toString() : value,
-      ),
+      data: toJsonText(event.data),
       order_key: event.orderKey,
       order_seq: seq,
       created_at: now,
