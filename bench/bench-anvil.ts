@@ -1,4 +1,5 @@
-/** The anvil the gateway benches stand in front of, with a few blocks so there is a real block to fetch by hash. */
+/** What the gateway benches stand up: an anvil with a few blocks (a real block to fetch by hash), and chaingate as its own process. */
+import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { pino } from "pino";
 import { type AnvilNode, startAnvil } from "../src/devnet/anvil-node.js";
@@ -27,4 +28,44 @@ export async function startBenchAnvil(dir: string): Promise<{ anvil: AnvilNode; 
     await rpc(anvil.url, "eth_sendTransaction", [{ from: DEV, to: DEV, value: "0x1" }]);
   const block = (await rpc(anvil.url, "eth_getBlockByNumber", ["0x1", false])) as { hash: string };
   return { anvil, blockHash: block.hash };
+}
+
+/**
+ * chaingate built (dist/main.js) as its own process in front of `upstream`, request logging off, so
+ * its CPU and memory are its own; answers once it logs "chaingate ready". `started` collects it for
+ * the caller's clean-up.
+ */
+export function startGatewayProcess(
+  upstream: string,
+  dataDir: string,
+  started: ChildProcess[] = [],
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [new URL("../dist/main.js", import.meta.url).pathname], {
+    env: {
+      ...process.env,
+      PORT: "0",
+      LOG_LEVEL: "info",
+      CHAINGATE_LOG_REQUESTS: "false",
+      CHAINGATE_DATA_DIR: dataDir,
+      CHAINGATE_UPSTREAMS: upstream,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  started.push(child);
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${out}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      // The port is chosen by the OS: read it from the ready line.
+      const match = /"url":"(http:\/\/[^"]+)".*"msg":"chaingate ready"/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1]! });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", () => reject(new Error(`gateway exited: ${out}`)));
+  });
 }

@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { anvilsFor } from "../src/test-support/cli.js";
-import { DEV, startBenchAnvil } from "./bench-anvil.js";
+import { DEV, startBenchAnvil, startGatewayProcess } from "./bench-anvil.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const TICKS = 100; // clock ticks per second in /proc/<pid>/stat (USER_HZ on Linux)
@@ -88,36 +88,6 @@ function spawnScript(source: string, args: string[]): Promise<{ child: ChildProc
   return new Promise((resolve, reject) => {
     child.stdout!.once("data", (chunk: Buffer) => resolve({ child, url: chunk.toString().trim() }));
     child.once("exit", (code) => reject(new Error(`helper exited with ${code}`)));
-  });
-}
-
-function startGateway(upstream: string, name: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [new URL("../dist/main.js", import.meta.url).pathname], {
-    env: {
-      ...process.env,
-      PORT: "0",
-      LOG_LEVEL: "info",
-      CHAINGATE_LOG_REQUESTS: "false",
-      CHAINGATE_DATA_DIR: join(dir, name),
-      CHAINGATE_UPSTREAMS: upstream,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${out}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)".*"msg":"chaingate ready"/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1]! });
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", () => reject(new Error(`gateway exited: ${out}`)));
   });
 }
 
@@ -231,9 +201,9 @@ try {
   const forwarder = await spawnScript(FORWARDER, [anvil.url]);
   const far = await spawnScript(DELAY_PROXY, [anvil.url, "5"]);
   const near = await spawnScript(DELAY_PROXY, [anvil.url, "1"]);
-  const gateway = await startGateway(anvil.url, "direct");
-  const gatewayFar = await startGateway(far.url, "far");
-  const gatewayNear = await startGateway(near.url, "near");
+  const gateway = await startGatewayProcess(anvil.url, join(dir, "direct"), children);
+  const gatewayFar = await startGatewayProcess(far.url, join(dir, "far"), children);
+  const gatewayNear = await startGatewayProcess(near.url, join(dir, "near"), children);
   // A constant reply is only a ceiling for an answer of the same size (a block is ~1.5 KB).
   const cachedAnswer = await (
     await fetch(gateway.url, {

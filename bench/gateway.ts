@@ -8,49 +8,16 @@
  * process (dist/main.js) so its resident memory under load is its own.
  * Run: npm run bench:gateway   (writes bench/results/gateway-<timestamp>.json)
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { DEV, startBenchAnvil } from "./bench-anvil.js";
+import { DEV, startBenchAnvil, startGatewayProcess } from "./bench-anvil.js";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
 const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-gw-"));
 const { anvil, blockHash } = await startBenchAnvil(dir);
-
-function startGateway(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [new URL("../dist/main.js", import.meta.url).pathname], {
-    env: {
-      ...process.env,
-      PORT: "0",
-      LOG_LEVEL: "info",
-      CHAINGATE_LOG_REQUESTS: "false",
-      CHAINGATE_DATA_DIR: join(dir, "gateway"),
-      CHAINGATE_UPSTREAMS: anvil.url,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${out}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", () => reject(new Error(`gateway exited: ${out}`)));
-    // The port is chosen by the OS: read it from the ready line.
-    const ready = setInterval(() => {
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
-      if (match) {
-        clearInterval(ready);
-        clearTimeout(timer);
-        resolve({ child, url: match[1]! });
-      }
-    }, 50);
-  });
-}
 
 /** The ceiling: a plain Fastify handler returning a constant, in its own process like chaingate. */
 const CEILING_SOURCE = `
@@ -123,7 +90,7 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-const gateway = await startGateway();
+const gateway = await startGatewayProcess(anvil.url, join(dir, "gateway"));
 let peakRss = 0;
 const sampler = setInterval(() => {
   peakRss = Math.max(peakRss, rssMb(gateway.child.pid!));
