@@ -1,5 +1,6 @@
 /** What the gateway benches stand up: an anvil with a few blocks (a real block to fetch by hash), and chaingate as its own process. */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { type AnvilNode, startAnvil } from "../src/devnet/anvil-node.js";
@@ -30,6 +31,14 @@ export async function startBenchAnvil(dir: string): Promise<{ anvil: AnvilNode; 
   return { anvil, blockHash: block.hash };
 }
 
+/** The node flags of package.json's `start` script (between `node` and the script). */
+function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    scripts: { start: string };
+  };
+  return /^node\s+(.*?)\s*dist\/main\.js$/.exec(pkg.scripts.start)?.[1]?.split(/\s+/) ?? [];
+}
+
 /**
  * chaingate built (dist/main.js) as its own process in front of `upstream`, request logging off, so
  * its CPU and memory are its own; answers once it logs "chaingate ready". `started` collects it for
@@ -40,7 +49,12 @@ export function startGatewayProcess(
   dataDir: string,
   started: ChildProcess[] = [],
 ): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [new URL("../dist/main.js", import.meta.url).pathname], {
+  // Node's flags as `npm start` gives them (the memory bounds), then BENCH_GATEWAY_NODE_ARGS: extra
+  // flags for chaingate only (e.g. "--cpu-prof" to profile it).
+  const nodeArgs = [...startFlags(), ...(process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ")].filter(
+    (a) => a !== "",
+  );
+  const child = spawn(process.execPath, [...nodeArgs, new URL("../dist/main.js", import.meta.url).pathname], {
     env: {
       ...process.env,
       PORT: "0",

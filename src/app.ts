@@ -11,7 +11,7 @@ import { methodNotFound } from "./errors/rpc-errors.js";
 import type { FilterService } from "./filters/filter-service.js";
 import type { LogQuery } from "./filters/log-query.js";
 import type { SubscriptionHub } from "./filters/subscription-hub.js";
-import { type RateLimiters, useAccessControl } from "./http/access-control.js";
+import { type RateLimiters, RequestsInFlight, useAccessControl } from "./http/access-control.js";
 import { useBrowserGuard } from "./http/browser-guard.js";
 import { consoleRoutes } from "./http/console-routes.js";
 import { custodyRoutes } from "./http/custody-routes.js";
@@ -21,6 +21,7 @@ import { registerOpenApi } from "./http/openapi.js";
 import { operationRoutes } from "./http/operation-routes.js";
 import { policyRoutes } from "./http/policy-routes.js";
 import { fromFastifyError, notFoundProblem, problemOf } from "./http/problem.js";
+import { ReadFastPath, serverWithFastPath } from "./http/read-fast-path.js";
 import { rpcRoutes } from "./http/rpc-routes.js";
 import { transactionRoutes } from "./http/transaction-routes.js";
 import { formatValidationErrors } from "./http/validation-errors.js";
@@ -81,7 +82,11 @@ const UPSTREAM_CALLS_IN_FLIGHT = 64;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
+  // Made once the dispatcher exists; only while requests are not logged (the fast path logs nothing).
+  let fastPath: ReadFastPath | undefined;
+  const inFlight = new RequestsInFlight(config.limits.concurrentPerKey);
   const app = Fastify({
+    serverFactory: serverWithFastPath(() => fastPath),
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
     requestIdHeader: "x-request-id",
@@ -108,7 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     vhosts: config.vhosts,
     allowedOrigins: config.allowedOrigins,
   });
-  useAccessControl(app, deps.keys, deps.limiters, config.limits.concurrentPerKey);
+  useAccessControl(app, deps.keys, deps.limiters, inFlight);
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
@@ -170,6 +175,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       queue: Number.MAX_SAFE_INTEGER,
     }),
   });
+  // While closing, Fastify answers 503 and closes connections: every request goes to it again.
+  app.addHook("preClose", (done) => {
+    fastPath = undefined;
+    done();
+  });
+  if (!config.logRequests)
+    fastPath = new ReadFastPath({
+      keys: deps.keys,
+      limiters: deps.limiters,
+      inFlight,
+      guard: { listenHost: config.host, vhosts: config.vhosts, allowedOrigins: config.allowedOrigins },
+      chains: deps.chains,
+      dispatcher,
+      metrics: deps.metrics,
+      maxResponseBytes: config.limits.responseBytes,
+      logger: deps.logger,
+    });
   app.get(
     "/metrics",
     {

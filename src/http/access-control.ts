@@ -1,4 +1,5 @@
 /** Every request but health and docs: an API key when keys exist (the key is the tenant), then the rate limit. */
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import type { KeyRing, Tenant } from "../auth/key-ring.js";
 import type { RateGroup, RateLimiter } from "../auth/rate-limiter.js";
@@ -42,7 +43,7 @@ export function refuse(
   return reply.code(problem.status).type("application/problem+json").send(problem);
 }
 
-export function bearerKey(request: FastifyRequest): string | undefined {
+export function bearerKey(request: { headers: IncomingHttpHeaders }): string | undefined {
   const header = request.headers.authorization;
   if (typeof header === "string") return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
   // Browsers cannot set headers on a WebSocket: the key may come as a subprotocol "bearer.<key>".
@@ -63,35 +64,69 @@ export interface RateLimiters {
   withoutKeys: RateLimiter;
 }
 
+/** Requests each API key has in flight (WebSockets are counted by their own cap). */
+export class RequestsInFlight {
+  private readonly held = new Map<string, number>();
+
+  /** `max` <= 0: no cap. */
+  constructor(readonly max: number) {}
+
+  /**
+   * Takes a slot for `keyId` until `response` closes, or until the answered release is called (the
+   * read fast path hands a request on to Fastify, which takes its own); undefined when the key
+   * holds `max` already.
+   */
+  enter(keyId: string, response: ServerResponse): (() => void) | undefined {
+    if (this.max <= 0) return () => {};
+    const held = this.held.get(keyId) ?? 0;
+    if (held >= this.max) return undefined;
+    this.held.set(keyId, held + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      response.off("close", release);
+      const left = (this.held.get(keyId) ?? 1) - 1;
+      if (left <= 0) this.held.delete(keyId);
+      else this.held.set(keyId, left);
+    };
+    response.once("close", release);
+    return release;
+  }
+}
+
+/** Takes one token of `group` for a caller: its API key's, or without keys its client address's. */
+export function takeToken(
+  limiters: RateLimiters,
+  tenant: Tenant | null,
+  ip: string | undefined,
+  group: RateGroup,
+) {
+  return tenant === null
+    ? limiters.withoutKeys.take(`ip:${ip}`, group)
+    : limiters.withKeys.take(tenant.keyId, group);
+}
+
 export function useAccessControl(
   app: FastifyInstance,
   keys: KeyRing,
   limiters: RateLimiters,
-  maxConcurrentPerKey = 0,
+  inFlight: RequestsInFlight,
 ): void {
   app.decorateRequest("tenant", null);
-  /** Requests each key has in flight (WebSockets are counted by their own cap). */
-  const inFlight = new Map<string, number>();
   const admit = (request: FastifyRequest, reply: FastifyReply): boolean => {
     const tenant = request.tenant;
-    if (tenant === null || maxConcurrentPerKey <= 0 || request.headers.upgrade !== undefined) return true;
-    const held = inFlight.get(tenant.keyId) ?? 0;
-    if (held >= maxConcurrentPerKey) {
+    if (tenant === null || request.headers.upgrade !== undefined) return true;
+    if (inFlight.enter(tenant.keyId, reply.raw) === undefined) {
       refuse(
         request,
         reply,
         "CONCURRENCY_LIMIT",
-        `too many requests in flight: at most ${maxConcurrentPerKey} per API key; retry when some have answered`,
+        `too many requests in flight: at most ${inFlight.max} per API key; retry when some have answered`,
         1,
       );
       return false;
     }
-    inFlight.set(tenant.keyId, held + 1);
-    reply.raw.once("close", () => {
-      const left = (inFlight.get(tenant.keyId) ?? 1) - 1;
-      if (left <= 0) inFlight.delete(tenant.keyId);
-      else inFlight.set(tenant.keyId, left);
-    });
     return true;
   };
   app.addHook("onRoute", (route) => {
@@ -106,10 +141,7 @@ export function useAccessControl(
         done();
         return;
       }
-      const taken =
-        tenant === null
-          ? limiters.withoutKeys.take(`ip:${request.ip}`, group)
-          : limiters.withKeys.take(tenant.keyId, group);
+      const taken = takeToken(limiters, tenant, request.ip, group);
       if (taken.ok) {
         done();
         return;

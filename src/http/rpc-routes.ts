@@ -2,18 +2,9 @@
 
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidRequest } from "../errors/rpc-errors.js";
-import { limitExceeded } from "../filters/log-query.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
-import {
-  errorText,
-  type RequestId,
-  readNativeRequest,
-  readRpcRequest,
-  resultText,
-  salvageId,
-} from "../rpc/envelope.js";
+import { errorText, type RequestId, readNativeRequest, readRpcRequest, salvageId } from "../rpc/envelope.js";
 import {
   ChainQuerySchema,
   JsonRpcRequestSchema,
@@ -23,7 +14,9 @@ import {
 import { METHODS } from "../rpc/method-table.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { ownerOf, tenantOf } from "./access-control.js";
+import { answerCall, tooLargeText } from "./answer-call.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
+import { bodyStream } from "./read-fast-path.js";
 
 export interface RpcRoutesOptions {
   chains: ChainRegistry;
@@ -50,21 +43,9 @@ function selectChain(chains: ChainRegistry, request: FastifyRequest): Chain {
   return chains.select((request.query as { chain_id?: unknown }).chain_id, request.headers["x-chain-id"]);
 }
 
-function logIfUnexpected(request: FastifyRequest, error: unknown): void {
-  if (!(error instanceof ChaingateError))
-    request.log.error({ err: error }, "unexpected error in JSON-RPC call");
-}
-
 export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: FastifyInstance, options) => {
   const { chains, dispatcher, batchLimit, bodyLimit, maxResponseBytes } = options;
-  const tooLarge = (id: RequestId, what: string) =>
-    errorText(
-      id,
-      limitExceeded(
-        "RESPONSE_TOO_LARGE",
-        `${what} is larger than ${Math.round(maxResponseBytes / 1048576)} MiB (narrow the query or split the batch)`,
-      ),
-    );
+  const tooLarge = (id: RequestId, what: string) => tooLargeText(id, what, maxResponseBytes);
 
   useJsonRpcEnvelopes(app, bodyLimit);
 
@@ -76,23 +57,18 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
     request: FastifyRequest,
     inBatch = false,
   ) => {
-    try {
-      const header = request.headers["idempotency-key"];
-      const key = typeof header === "string" ? header : undefined;
-      const text = resultText(
-        id,
-        await dispatcher.call(chain, method, params, {
-          tenant: tenantOf(request),
-          owner: ownerOf(request),
-          // One key for a whole batch would make its calls collide: each call uses key#id.
-          idempotencyKey: key === undefined ? undefined : inBatch ? `${key}#${JSON.stringify(id)}` : key,
-        }),
-      );
-      return text.length > maxResponseBytes ? tooLarge(id, "the answer") : text;
-    } catch (error) {
-      logIfUnexpected(request, error);
-      return errorText(id, error);
-    }
+    const header = request.headers["idempotency-key"];
+    const key = typeof header === "string" ? header : undefined;
+    const context = {
+      tenant: tenantOf(request),
+      owner: ownerOf(request),
+      // One key for a whole batch would make its calls collide: each call uses key#id.
+      idempotencyKey: key === undefined ? undefined : inBatch ? `${key}#${JSON.stringify(id)}` : key,
+    };
+    return answerCall(dispatcher, chain, id, method, params, context, {
+      maxResponseBytes,
+      logUnexpected: (error) => request.log.error({ err: error }, "unexpected error in JSON-RPC call"),
+    });
   };
 
   for (const spec of METHODS) {
@@ -129,6 +105,8 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
   app.post(
     "/",
     {
+      // A body the cache-hit fast path read before handing the request on.
+      preParsing: (request, _reply, payload, done) => done(null, bodyStream(request.raw, payload)),
       schema: {
         tags: ["JSON-RPC"],
         summary: "Standard JSON-RPC 2.0 endpoint (single call or batch) for ethers, viem, web3.js and cast",

@@ -21,6 +21,7 @@ export class Metrics {
   private readonly requests: Counter<"route" | "method" | "status">;
   private readonly duration: Histogram<"route">;
   private readonly rpcCalls: Counter<"method" | "outcome">;
+  private readonly fastAnswers: Counter;
   /**
    * The labelled series each request counts in, looked up once: prom-client would otherwise hash
    * the label object on every request. The label values are bounded (route patterns, HTTP
@@ -52,6 +53,11 @@ export class Metrics {
       name: "chaingate_rpc_calls_total",
       help: "JSON-RPC calls (Native paths, POST /, WebSocket) by method and outcome",
       labelNames: ["method", "outcome"],
+      registers,
+    });
+    this.fastAnswers = new Counter({
+      name: "chaingate_http_fast_path_answers_total",
+      help: "Node reads on POST / answered before the framework's per-request pipeline (request logging off)",
       registers,
     });
     const { chains, store, cache, hub, deriver } = sources;
@@ -203,6 +209,12 @@ export class Metrics {
     }
     series.count.inc();
     series.time.observe(seconds);
+  }
+
+  /** A read answered by the fast path (http/read-fast-path.ts); it also counts as a request. */
+  observeFastAnswer(route: string, seconds: number): void {
+    this.fastAnswers.inc();
+    this.observeRequest(route, "POST", 200, seconds);
   }
 
   /** Methods outside the table share one label, so a client cannot grow the series without bound. */

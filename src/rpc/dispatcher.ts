@@ -97,6 +97,37 @@ export class RpcDispatcher {
     }
   }
 
+  /** Whether `method` is a node read the response cache may answer (what the cache-hit fast path serves). */
+  isCacheableRead(method: string): boolean {
+    const spec = METHODS_BY_NAME.get(method);
+    return (
+      spec !== undefined && spec.handler === "upstream" && spec.cache !== "none" && method !== "eth_getLogs"
+    );
+  }
+
+  /**
+   * The answer the cache holds for a call, without waiting for anything; undefined when the call
+   * must be made (not cached, not cacheable, refused or invalid: `call` says why). An answer given
+   * is counted (cache hit, call metric) as `call` counts it.
+   */
+  cachedAnswer(chain: Chain, method: string, params: unknown): JsonText | undefined {
+    const spec = METHODS_BY_NAME.get(method);
+    const validate = this.validators.get(method);
+    if (!spec || !validate || !this.isCacheableRead(method)) return undefined;
+    if (this.deps.policy && !this.deps.policy(method)) return undefined;
+    let checked: unknown[];
+    try {
+      checked = validate(params);
+    } catch {
+      return undefined;
+    }
+    const answer = this.deps.cache.peek(chain.chainId, chain.head?.head, spec, checked);
+    if (answer === undefined) return undefined;
+    this.deps.cache.hits++;
+    this.deps.onCall?.(method, true);
+    return answer;
+  }
+
   private async execute(
     chain: Chain,
     method: string,

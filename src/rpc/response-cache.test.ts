@@ -77,6 +77,34 @@ describe("response cache rules", () => {
     }
     expect(cache.size).toBeLessThan(25);
   });
+
+  it("evicts the oldest answers first, and spares one read since (second chance)", async () => {
+    // Room for about three 500-character answers.
+    const cache = new ResponseCache(1_900);
+    const hash = (i: number) => [`0x${i.toString(16).padStart(64, "0")}`, false];
+    const block = spec("eth_getBlockByHash");
+    const put = (i: number) => cache.get(1, 1, block, hash(i), async () => `${i}`.padEnd(500, "x"));
+    await put(1);
+    await put(2);
+    await put(3);
+    expect(cache.peek(1, 1, block, hash(1))).toBeDefined();
+    await put(4);
+    // 2 was the oldest not read since: gone; 1 was read, so spared.
+    expect(cache.peek(1, 1, block, hash(2))).toBeUndefined();
+    expect(cache.peek(1, 1, block, hash(1))?.text.startsWith('"1')).toBe(true);
+    expect(cache.peek(1, 1, block, hash(3))).toBeDefined();
+    expect(cache.peek(1, 1, block, hash(4))).toBeDefined();
+    // Now 3, 4 and 1 (spared, so moved last) were all read: the next store passes over each once,
+    // never over the answer it stores, and evicts the oldest of them on the second pass.
+    await put(5);
+    expect(cache.size).toBe(3);
+    expect(cache.peek(1, 1, block, hash(3))).toBeUndefined();
+    for (const i of [1, 4, 5]) expect(cache.peek(1, 1, block, hash(i))).toBeDefined();
+    // An answer larger than the whole budget is not kept, and evicts nothing.
+    await cache.get(1, 1, block, hash(6), async () => "y".repeat(2_000));
+    expect(cache.peek(1, 1, block, hash(6))).toBeUndefined();
+    expect(cache.size).toBe(3);
+  });
 });
 
 describe("cached answers through the gateway stay correct", () => {

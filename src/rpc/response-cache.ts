@@ -10,6 +10,8 @@ interface Entry {
   json: JsonText;
   /** Head the answer was valid for; undefined for answers that never change. */
   head: number | undefined;
+  /** Read since it was stored or last spared: eviction passes over it once (second chance). */
+  used: boolean;
 }
 
 /** Blocks behind the head after which a block's contents are treated as final for caching. */
@@ -66,6 +68,26 @@ export class ResponseCache {
     }
   }
 
+  /** A stored answer still valid at `head`; undefined otherwise (nothing is fetched, no hit counted). */
+  peek(
+    chainId: number,
+    head: number | undefined,
+    spec: MethodSpec,
+    params: readonly unknown[],
+  ): JsonText | undefined {
+    if (this.lifetime(spec, params, head) === "never") return undefined;
+    return this.fresh(`${chainId}|${spec.name}|${JSON.stringify(params)}`, head);
+  }
+
+  private fresh(key: string, head: number | undefined): JsonText | undefined {
+    const hit = this.entries.get(key);
+    if (!hit || (hit.head !== undefined && hit.head !== head)) return undefined;
+    // A flag, not a move to the back: re-inserting on every hit churned a map of tens of thousands
+    // of entries (rehashes, a fresh key string kept per hit) and halved the hit rate once full (#17).
+    hit.used = true;
+    return hit.json;
+  }
+
   /** Answers from the cache, joins an identical call in flight, or runs `fetch` once for all. */
   async get(
     chainId: number,
@@ -77,13 +99,10 @@ export class ResponseCache {
     const lifetime = this.lifetime(spec, params, head);
     const key = `${chainId}|${spec.name}|${JSON.stringify(params)}`;
     if (lifetime !== "never") {
-      const hit = this.entries.get(key);
-      if (hit && (hit.head === undefined || hit.head === head)) {
-        // Refresh LRU order.
-        this.entries.delete(key);
-        this.entries.set(key, hit);
+      const hit = this.fresh(key, head);
+      if (hit) {
         this.hits++;
-        return hit.json;
+        return hit;
       }
     }
     const pending = this.inFlight.get(key);
@@ -94,7 +113,7 @@ export class ResponseCache {
       const json = new JsonText(JSON.stringify(result ?? null));
       // A null "not found" may become found later (a transaction about to be mined): never kept.
       if (lifetime !== "never" && result !== null && result !== undefined) {
-        this.store(key, { json, head: lifetime === "head" ? head : undefined });
+        this.store(key, { json, head: lifetime === "head" ? head : undefined, used: false });
       }
       return json;
     })();
@@ -108,15 +127,22 @@ export class ResponseCache {
   }
 
   private store(key: string, entry: Entry): void {
+    // Larger than the whole budget: never kept.
+    if (entry.json.text.length + key.length > this.maxBytes) return;
     const old = this.entries.get(key);
     if (old) this.bytes -= old.json.text.length + key.length;
     this.entries.set(key, entry);
     this.bytes += entry.json.text.length + key.length;
-    // Oldest first: Map keeps insertion order, and hits re-insert.
+    // Oldest first (Map keeps insertion order); an entry read since it was stored or last spared
+    // goes to the back instead, once (the CLOCK approximation of least recently used).
     for (const [k, e] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
+      if (k === key) continue;
       this.entries.delete(k);
-      this.bytes -= e.json.text.length + k.length;
+      if (e.used) {
+        e.used = false;
+        this.entries.set(k, e);
+      } else this.bytes -= e.json.text.length + k.length;
     }
   }
 }

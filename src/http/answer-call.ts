@@ -1,0 +1,37 @@
+/** One JSON-RPC call answered as envelope text, result or error, within the answer size cap: never throws. */
+import { ChaingateError } from "../errors/chaingate-error.js";
+import { limitExceeded } from "../filters/log-query.js";
+import type { CallContext, RpcDispatcher } from "../rpc/dispatcher.js";
+import { errorText, type RequestId, resultText } from "../rpc/envelope.js";
+import type { Chain } from "../upstream/chain-registry.js";
+
+/** The error an answer (or a batch) larger than the cap becomes. */
+export function tooLargeText(id: RequestId, what: string, maxResponseBytes: number): string {
+  return errorText(
+    id,
+    limitExceeded(
+      "RESPONSE_TOO_LARGE",
+      `${what} is larger than ${Math.round(maxResponseBytes / 1048576)} MiB (narrow the query or split the batch)`,
+    ),
+  );
+}
+
+export async function answerCall(
+  dispatcher: RpcDispatcher,
+  chain: Chain,
+  id: RequestId,
+  method: string,
+  params: unknown,
+  context: CallContext,
+  options: { maxResponseBytes: number; logUnexpected: (error: unknown) => void },
+): Promise<string> {
+  try {
+    const text = resultText(id, await dispatcher.call(chain, method, params, context));
+    return text.length > options.maxResponseBytes
+      ? tooLargeText(id, "the answer", options.maxResponseBytes)
+      : text;
+  } catch (error) {
+    if (!(error instanceof ChaingateError)) options.logUnexpected(error);
+    return errorText(id, error);
+  }
+}
