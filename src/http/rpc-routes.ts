@@ -105,7 +105,7 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
   app.post(
     "/",
     {
-      // A body the cache-hit fast path read before handing the request on.
+      // A body the read fast path read before handing the request on.
       preParsing: (request, _reply, payload, done) => done(null, bodyStream(request.raw, payload)),
       schema: {
         tags: ["JSON-RPC"],

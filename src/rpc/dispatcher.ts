@@ -97,7 +97,7 @@ export class RpcDispatcher {
     }
   }
 
-  /** Whether `method` is a node read the response cache may answer (what the cache-hit fast path serves). */
+  /** Whether `method` is a node read the response cache may answer (what the read fast path serves). */
   isCacheableRead(method: string): boolean {
     const spec = METHODS_BY_NAME.get(method);
     return (
