@@ -159,7 +159,7 @@ describe("node reads on POST / with request logging off", () => {
     );
   });
 
-  it("a refused Host, a browser's Origin and a body sent in pieces get what the full path gives", async () => {
+  it("a refused Host, a browser's Origin, a body over 8 KiB and a body sent in pieces get what the full path gives", async () => {
     const body = call("eth_chainId", []);
     await raw(rt.url, "/", json, body);
     const before = await fastAnswers(rt);
@@ -170,6 +170,17 @@ describe("node reads on POST / with request logging off", () => {
     expect(page.status).toBe(403);
     expect(JSON.parse(page.text)).toMatchObject({ code: "ORIGIN_NOT_ALLOWED" });
     expect(await fastAnswers(rt)).toBe(before);
+
+    // The fast path reads at most 8 KiB of body: past that the full path answers, the same way.
+    const padded = (size: number) => `${body}${" ".repeat(size - body.length)}`;
+    expect(JSON.parse((await raw(rt.url, "/", json, padded(8 * 1024 + 1))).text)).toMatchObject({
+      result: "0x3e9",
+    });
+    expect(await fastAnswers(rt)).toBe(before);
+    expect(JSON.parse((await raw(rt.url, "/", json, padded(8 * 1024))).text)).toMatchObject({
+      result: "0x3e9",
+    });
+    expect(await fastAnswers(rt)).toBe(before + 1);
 
     // Headers, then the body in two writes some time apart.
     const port = Number(new URL(rt.url).port);
@@ -185,7 +196,7 @@ describe("node reads on POST / with request logging off", () => {
     socket.write(body.slice(10));
     expect(await waitUntil(() => answer.includes('"result":"0x3e9"'), 10_000)).toBe(true);
     socket.destroy();
-    expect(await fastAnswers(rt)).toBe(before + 1);
+    expect(await fastAnswers(rt)).toBe(before + 2);
   });
 });
 
