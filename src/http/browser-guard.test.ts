@@ -1,31 +1,11 @@
-import { request as httpRequest } from "node:http";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { raw } from "../test-support/raw-request.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { hostAllowed, hostName } from "./browser-guard.js";
-
-/** A raw request: fetch will not send a foreign Host header. */
-function raw(
-  url: string,
-  path: string,
-  method: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
-  const target = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: target.hostname, port: target.port, path, method, headers }, (res) => {
-      let text = "";
-      res.on("data", (c: Buffer) => (text += c.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 function openSocket(url: string, origin?: string): Promise<"open" | number> {
   return new Promise((resolve) => {

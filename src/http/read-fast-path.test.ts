@@ -1,33 +1,15 @@
-import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import { waitUntil } from "../test-support/cli.js";
 import { keysInForce } from "../test-support/keys.js";
+import { raw } from "../test-support/raw-request.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
-/** A raw request (fetch sets Host itself), answering status, headers and body text. */
-function raw(
-  url: string,
-  path: string,
-  headers: Record<string, string>,
-  body: string,
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
-  const target = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: target.hostname, port: target.port, path, method: "POST", headers },
-      (res) => {
-        let text = "";
-        res.on("data", (c: Buffer) => (text += c.toString()));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-}
+/** A POST with exactly the headers given. */
+const post = (url: string, path: string, headers: Record<string, string>, body: string) =>
+  raw(url, path, "POST", headers, body);
 
 async function metric(rt: TestRuntime, name: string, labels = "", key?: string): Promise<number> {
   const answer = await fetch(`${rt.url}/metrics`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
@@ -61,14 +43,14 @@ describe("node reads on POST / with request logging off", () => {
   it("answers a cached read itself, with the full path's bytes and headers; other calls are handed on with their body", async () => {
     const body = call("eth_getBlockByHash", [blockHash, false], 7);
     // Through the full path (a query string is never taken by the fast path): fetches and caches.
-    const full = await raw(rt.url, "/?chain_id=1001", json, body);
+    const full = await post(rt.url, "/?chain_id=1001", json, body);
     const before = await fastAnswers(rt);
     const hitsBefore = await metric(
       rt,
       "chaingate_rpc_calls_total",
       '{method="eth_getBlockByHash",outcome="ok"}',
     );
-    const fast = await raw(rt.url, "/", { ...json, "x-request-id": "trace-1" }, body);
+    const fast = await post(rt.url, "/", { ...json, "x-request-id": "trace-1" }, body);
     expect(await fastAnswers(rt)).toBe(before + 1);
     expect(fast.status).toBe(200);
     expect(fast.text).toBe(full.text);
@@ -76,7 +58,7 @@ describe("node reads on POST / with request logging off", () => {
     expect(fast.headers["content-length"]).toBe(String(Buffer.byteLength(fast.text)));
     // A caller's request id is echoed, as Fastify does; without one a fresh id is made.
     expect(fast.headers["x-request-id"]).toBe("trace-1");
-    const other = await raw(rt.url, "/", json, body);
+    const other = await post(rt.url, "/", json, body);
     expect(other.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
     // Counted as the full path counts a call.
     expect(await metric(rt, "chaingate_rpc_calls_total", '{method="eth_getBlockByHash",outcome="ok"}')).toBe(
@@ -86,27 +68,27 @@ describe("node reads on POST / with request logging off", () => {
     // Not cached yet: asked of the node by the fast path, then answered from the cache.
     const balance = call("eth_getBalance", ["0x00000000000000000000000000000000000000aa", "0x0"], "b");
     const missBefore = await fastAnswers(rt);
-    const miss = await raw(rt.url, "/", json, balance);
+    const miss = await post(rt.url, "/", json, balance);
     expect(JSON.parse(miss.text)).toEqual({ jsonrpc: "2.0", id: "b", result: "0x0" });
-    expect((await raw(rt.url, "/", json, balance)).text).toBe(miss.text);
+    expect((await post(rt.url, "/", json, balance)).text).toBe(miss.text);
     expect(await fastAnswers(rt)).toBe(missBefore + 2);
 
     // Not a read the cache may hold: the body already read is handed on to Fastify and parsed there.
     const logs = call("eth_getLogs", [{ fromBlock: "0x0", toBlock: "0x0" }], "l");
     const accounts = call("eth_accounts", [], "a");
     const handedBefore = await fastAnswers(rt);
-    expect(JSON.parse((await raw(rt.url, "/", json, logs)).text)).toEqual({
+    expect(JSON.parse((await post(rt.url, "/", json, logs)).text)).toEqual({
       jsonrpc: "2.0",
       id: "l",
       result: [],
     });
-    expect(JSON.parse((await raw(rt.url, "/", json, accounts)).text)).toMatchObject({ id: "a", result: [] });
+    expect(JSON.parse((await post(rt.url, "/", json, accounts)).text)).toMatchObject({ id: "a", result: [] });
     expect(await fastAnswers(rt)).toBe(handedBefore);
   });
 
   it("answers what the full path answers for any body (property)", async () => {
     // Cached first, so that the fast path has something to answer.
-    await raw(rt.url, "/", json, call("eth_chainId", []));
+    await post(rt.url, "/", json, call("eth_chainId", []));
     const item = fc.oneof(
       fc.constantFrom(
         call("eth_chainId", []),
@@ -151,8 +133,8 @@ describe("node reads on POST / with request logging off", () => {
     );
     await fc.assert(
       fc.asyncProperty(item, async (body) => {
-        const fast = await raw(rt.url, "/", json, body);
-        const full = await raw(rt.url, "/?chain_id=1001", json, body);
+        const fast = await post(rt.url, "/", json, body);
+        const full = await post(rt.url, "/?chain_id=1001", json, body);
         expect({ status: fast.status, text: fast.text }).toEqual({ status: full.status, text: full.text });
       }),
       { numRuns: 150 },
@@ -161,23 +143,23 @@ describe("node reads on POST / with request logging off", () => {
 
   it("a refused Host, a browser's Origin, a body over 8 KiB and a body sent in pieces get what the full path gives", async () => {
     const body = call("eth_chainId", []);
-    await raw(rt.url, "/", json, body);
+    await post(rt.url, "/", json, body);
     const before = await fastAnswers(rt);
-    const rebinding = await raw(rt.url, "/", { ...json, host: "evil.example:8545" }, body);
+    const rebinding = await post(rt.url, "/", { ...json, host: "evil.example:8545" }, body);
     expect(rebinding.status).toBe(403);
     expect(JSON.parse(rebinding.text)).toMatchObject({ code: "HOST_NOT_ALLOWED" });
-    const page = await raw(rt.url, "/", { ...json, origin: "http://evil.example" }, body);
+    const page = await post(rt.url, "/", { ...json, origin: "http://evil.example" }, body);
     expect(page.status).toBe(403);
     expect(JSON.parse(page.text)).toMatchObject({ code: "ORIGIN_NOT_ALLOWED" });
     expect(await fastAnswers(rt)).toBe(before);
 
     // The fast path reads at most 8 KiB of body: past that the full path answers, the same way.
     const padded = (size: number) => `${body}${" ".repeat(size - body.length)}`;
-    expect(JSON.parse((await raw(rt.url, "/", json, padded(8 * 1024 + 1))).text)).toMatchObject({
+    expect(JSON.parse((await post(rt.url, "/", json, padded(8 * 1024 + 1))).text)).toMatchObject({
       result: "0x3e9",
     });
     expect(await fastAnswers(rt)).toBe(before);
-    expect(JSON.parse((await raw(rt.url, "/", json, padded(8 * 1024))).text)).toMatchObject({
+    expect(JSON.parse((await post(rt.url, "/", json, padded(8 * 1024))).text)).toMatchObject({
       result: "0x3e9",
     });
     expect(await fastAnswers(rt)).toBe(before + 1);
@@ -218,13 +200,13 @@ describe("node reads on POST / under the per-key limits", () => {
   it("an unknown key is refused, a known one served; bodies held open count against the key's cap", async () => {
     const body = call("eth_chainId", []);
     const auth = { ...json, authorization: `Bearer ${key}` };
-    expect((await raw(rt.url, "/", auth, body)).status).toBe(200);
+    expect((await post(rt.url, "/", auth, body)).status).toBe(200);
     const before = await fastAnswers(rt, key);
-    expect(JSON.parse((await raw(rt.url, "/", auth, body)).text)).toMatchObject({ result: "0x3e9" });
+    expect(JSON.parse((await post(rt.url, "/", auth, body)).text)).toMatchObject({ result: "0x3e9" });
     expect(await fastAnswers(rt, key)).toBe(before + 1);
-    const stranger = await raw(rt.url, "/", { ...json, authorization: "Bearer cg_not_a_key" }, body);
+    const stranger = await post(rt.url, "/", { ...json, authorization: "Bearer cg_not_a_key" }, body);
     expect(stranger.status).toBe(401);
-    expect((await raw(rt.url, "/", json, body)).status).toBe(401);
+    expect((await post(rt.url, "/", json, body)).status).toBe(401);
 
     const port = Number(new URL(rt.url).port);
     const held = await Promise.all(
@@ -238,13 +220,13 @@ describe("node reads on POST / under the per-key limits", () => {
       }),
     );
     expect(
-      await waitUntil(async () => (await raw(rt.url, "/", auth, body)).status === 429, 10_000),
+      await waitUntil(async () => (await post(rt.url, "/", auth, body)).status === 429, 10_000),
       "three bodies held open fill the key's cap of 3",
     ).toBe(true);
-    const refused = await raw(rt.url, "/", auth, body);
+    const refused = await post(rt.url, "/", auth, body);
     expect(JSON.parse(refused.text)).toMatchObject({ code: "CONCURRENCY_LIMIT" });
     for (const socket of held) socket.destroy();
-    expect(await waitUntil(async () => (await raw(rt.url, "/", auth, body)).status === 200, 10_000)).toBe(
+    expect(await waitUntil(async () => (await post(rt.url, "/", auth, body)).status === 200, 10_000)).toBe(
       true,
     );
   });
@@ -260,11 +242,11 @@ describe("node reads on POST / under the read rate limit", () => {
   it("fast answers take the caller's tokens: past the limit, it is told to wait", async () => {
     const body = call("eth_chainId", []);
     const answers: number[] = [];
-    for (let i = 0; i < 30; i++) answers.push((await raw(rt.url, "/", json, body)).status);
+    for (let i = 0; i < 30; i++) answers.push((await post(rt.url, "/", json, body)).status);
     // 20 a minute (the burst): the first 20 pass, the 21st is refused, fast path or not.
     expect(answers.slice(0, 20).every((s) => s === 200)).toBe(true);
     expect(answers[20]).toBe(429);
-    const refused = await raw(rt.url, "/", json, body);
+    const refused = await post(rt.url, "/", json, body);
     expect(JSON.parse(refused.text)).toMatchObject({ code: "RATE_LIMITED" });
     expect(refused.headers["retry-after"]).toBeDefined();
     // /metrics is a read too: once a token is back, it shows each of the 20 was a fast answer.
