@@ -2,8 +2,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 
 /**
- * Sees each request before it is forwarded; returns true when it dealt with `response` itself
- * (answered it, or holds it open to cut a caller off mid-request).
+ * Sees each call before it is forwarded; returns true when it dealt with `response` itself
+ * (answered it, or holds it open to cut a caller off mid-request). The calls of a JSON-RPC batch
+ * are shown one by one: one taken takes the whole request, so with batches only hold or drop it.
  */
 export type Intercept = (method: string | undefined, id: unknown, response: ServerResponse) => boolean;
 
@@ -11,21 +12,26 @@ export interface RpcProxy {
   url: string;
   /** Calls seen (forwarded or intercepted), by method, since the last reset. */
   counts: Map<string, number>;
+  /** HTTP requests seen since the last reset (a JSON-RPC batch is one). */
+  readonly requests: number;
   reset(): void;
   close(): Promise<void>;
 }
 
 export async function startRpcProxy(target: string, intercept?: Intercept): Promise<RpcProxy> {
   const counts = new Map<string, number>();
+  let requests = 0;
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
     request.on("data", (c: Buffer) => chunks.push(c));
     request.on("end", () => {
       const body = Buffer.concat(chunks).toString();
+      requests++;
       const parsed = JSON.parse(body) as { method?: string; id?: unknown } | { method?: string }[];
       for (const call of [parsed].flat())
         if (call.method) counts.set(call.method, (counts.get(call.method) ?? 0) + 1);
-      if (!Array.isArray(parsed) && intercept?.(parsed.method, parsed.id, response)) return;
+      const calls = [parsed].flat() as { method?: string; id?: unknown }[];
+      if (intercept && calls.some((call) => intercept(call.method, call.id, response))) return;
       fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
         .then(async (answer) => {
           response.writeHead(answer.status, { "content-type": "application/json" });
@@ -38,7 +44,13 @@ export async function startRpcProxy(target: string, intercept?: Intercept): Prom
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     counts,
-    reset: () => counts.clear(),
+    get requests() {
+      return requests;
+    },
+    reset: () => {
+      counts.clear();
+      requests = 0;
+    },
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

@@ -104,23 +104,20 @@ export class NonceLedger {
       .execute();
   }
 
-  /** Takes the next nonce; call inside the transaction that records the request (the row stays locked). */
+  /**
+   * Takes the next nonce; call inside the transaction that records the request (the row stays
+   * locked until it ends). One statement: the increment locks the row and says what it was.
+   */
   async allocate(trx: Transaction<Database>, chainId: number, address: string): Promise<number> {
     const row = await trx
-      .selectFrom("nonce_ledger")
-      .select("next_nonce")
+      .updateTable("nonce_ledger")
+      .set((eb) => ({ next_nonce: eb("next_nonce", "+", 1) }))
       .where("chain_id", "=", chainId)
       .where("address", "=", address.toLowerCase())
-      .$if(this.store.kind === "postgres", (q) => q.forUpdate())
+      .returning("next_nonce")
       .executeTakeFirst();
     if (!row) throw new Error(`nonce ledger has no row for ${address} on chain ${chainId}; sync first`);
-    await trx
-      .updateTable("nonce_ledger")
-      .set({ next_nonce: row.next_nonce + 1 })
-      .where("chain_id", "=", chainId)
-      .where("address", "=", address.toLowerCase())
-      .execute();
-    return row.next_nonce;
+    return Number(row.next_nonce) - 1;
   }
 
   /**

@@ -85,6 +85,10 @@ const NONCE_RETRIES = 3;
 
 const hex = (n: bigint): Hex => `0x${n.toString(16)}`;
 
+/** Group-commit lock keys: the row a job locks first (see GroupCommit). */
+const ledgerKey = (chainId: number, address: string) => `ledger:${chainId}:${address.toLowerCase()}`;
+export const transactionKey = (id: string) => `transaction:${id}`;
+
 export class TransactionPipeline {
   private readonly now: () => number;
 
@@ -101,7 +105,7 @@ export class TransactionPipeline {
     for (let attempt = 0; ; attempt++) {
       const row = await this.record(op, gas, fees, admission);
       try {
-        await op.chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw] });
+        await op.chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw], batch: true });
       } catch (error) {
         if (error instanceof NodeRpcError && isAlreadyKnown(error)) {
           // The same bytes are in the pool already (a resend after failover): that is a success.
@@ -172,10 +176,15 @@ export class TransactionPipeline {
     };
   }
 
-  /** Runs `work` in a database transaction; a rolling limit it passes is audited after the rollback. */
+  /**
+   * Runs `work` in a database transaction (shared with the other requests of this turn, see
+   * GroupCommit) that starts by locking the address's nonce row; a rolling limit it fails is audited
+   * after its rollback.
+   */
   private async underPolicy<T>(admission: Admission, work: (trx: Transaction<Database>) => Promise<T>) {
+    const { chainId, address } = admission.request;
     try {
-      return await this.options.store.db.transaction().execute(work);
+      return await this.options.store.group.run(work, ledgerKey(chainId, address));
     } catch (error) {
       if (!(error instanceof DailyLimitDenied)) throw error;
       await this.options.guard.refused(admission, error.denial);
@@ -185,7 +194,7 @@ export class TransactionPipeline {
 
   private async markSent(row: TransactionsTable): Promise<void> {
     const now = this.now();
-    await this.options.store.db.transaction().execute(async (trx) => {
+    await this.options.store.group.run(async (trx) => {
       const result = await trx
         .updateTable("transactions")
         .set({ state: "sent", sent_at: now, updated_at: now, broadcasts: 1 })
@@ -198,7 +207,7 @@ export class TransactionPipeline {
           transactionEvent({ ...row, state: "sent", sent_at: now, updated_at: now }),
           now,
         );
-    });
+    }, transactionKey(row.id));
   }
 
   /** Gas, fees and a synced ledger: what every signature needs before a nonce is taken. */
@@ -270,8 +279,8 @@ export class TransactionPipeline {
     let balance: unknown;
     try {
       [code, balance] = await Promise.all([
-        op.chain.pool.call({ method: "eth_getCode", params: [op.to, "latest"] }),
-        op.chain.pool.call({ method: "eth_getBalance", params: [op.account.address, "latest"] }),
+        op.chain.pool.call({ method: "eth_getCode", params: [op.to, "latest"], batch: true }),
+        op.chain.pool.call({ method: "eth_getBalance", params: [op.account.address, "latest"], batch: true }),
       ]);
     } catch (error) {
       throw this.translateFault(error, "reading the recipient's code");

@@ -14,7 +14,7 @@ import type { FeeOracle } from "./fee-oracle.js";
 import { revertOf } from "./revert-replay.js";
 import type { SignerRegistry } from "./signer-registry.js";
 import { transactionEvent } from "./transaction-event.js";
-import type { TransactionPipeline } from "./transaction-pipeline.js";
+import { type TransactionPipeline, transactionKey } from "./transaction-pipeline.js";
 import { isAlreadyKnown, isNonceConflict } from "./tx-errors.js";
 
 export interface TrackerOptions {
@@ -124,15 +124,13 @@ export class TransactionTracker {
         .where("id", "=", row.id)
         .where("state", "=", row.state)
         .executeTakeFirst();
-    // Only a new state is an event; other notes (a resend's count, "stuck: ...") need no transaction.
-    if (set.state === undefined || set.state === row.state) {
-      await change(this.options.store.db);
-      return;
-    }
-    await this.options.store.db.transaction().execute(async (trx) => {
-      if (Number((await change(trx)).numUpdatedRows) === 1)
+    // Rows of one pass are updated concurrently, so they share a commit (GroupCommit); only a new
+    // state is an event, announced in the same transaction.
+    await this.options.store.group.run(async (trx) => {
+      if (Number((await change(trx)).numUpdatedRows) !== 1) return;
+      if (set.state !== undefined && set.state !== row.state)
         await recordEvent(trx, transactionEvent({ ...row, ...set, updated_at: now }), now);
-    });
+    }, transactionKey(row.id));
   }
 
   private async tickChain(chain: Chain): Promise<void> {
@@ -229,7 +227,7 @@ export class TransactionTracker {
   /** Sends stored bytes (after a crash, a fault, or a drop); the outcome moves the row on. */
   private async broadcast(chain: Chain, row: TransactionsTable): Promise<void> {
     try {
-      await chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw] });
+      await chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw], batch: true });
     } catch (error) {
       if (!(error instanceof NodeRpcError)) return; // node unreachable: next pass
       if (!isAlreadyKnown(error)) {
@@ -254,7 +252,12 @@ export class TransactionTracker {
   }
 
   private async receipt(chain: Chain, hash: string): Promise<Receipt | null> {
-    return (await chain.pool.call({ method: "eth_getTransactionReceipt", params: [hash] })) as Receipt | null;
+    // One pass asks for many receipts at once: they go to the node as one batch.
+    return (await chain.pool.call({
+      method: "eth_getTransactionReceipt",
+      params: [hash],
+      batch: true,
+    })) as Receipt | null;
   }
 
   private async followSent(chain: Chain, row: TransactionsTable): Promise<void> {
@@ -293,7 +296,7 @@ export class TransactionTracker {
     const firstCheck = Math.min(this.options.resendAfterMs, this.options.replaceAfterMs);
     if (sentAt >= this.startedAt && age < firstCheck) return;
     const known = await chain.pool
-      .call({ method: "eth_getTransactionByHash", params: [row.tx_hash] })
+      .call({ method: "eth_getTransactionByHash", params: [row.tx_hash], batch: true })
       .catch(() => undefined);
     if (known === null && (sentAt < this.startedAt || age >= this.options.resendAfterMs)) {
       this.options.logger.info({ hash: row.tx_hash }, "transaction left the node's pool; resending");
@@ -401,6 +404,8 @@ export class TransactionTracker {
       return;
     }
     const hashes = new Map<number, string | null>();
+    // Updates go out together (one group commit); the block reads stay one per block.
+    const updates: Promise<void>[] = [];
     for (const row of rows) {
       const number = row.block_number!;
       if (head - number + 1 < this.options.confirmations) continue;
@@ -411,8 +416,9 @@ export class TransactionTracker {
         if (block === undefined) continue;
         hashes.set(number, block?.hash ?? null);
       }
-      if (hashes.get(number) === row.block_hash) await this.update(row, { state: "confirmed" });
-      else await this.update(row, { state: "sent", block_number: null, block_hash: null });
+      if (hashes.get(number) === row.block_hash) updates.push(this.update(row, { state: "confirmed" }));
+      else updates.push(this.update(row, { state: "sent", block_number: null, block_hash: null }));
     }
+    await Promise.all(updates);
   }
 }

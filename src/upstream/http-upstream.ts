@@ -7,7 +7,22 @@ import { NodeRpcError, upstreamUnavailable } from "../errors/rpc-errors.js";
 export interface UpstreamCall {
   method: string;
   params: readonly unknown[];
+  /**
+   * May share one HTTP request with the other batchable calls of the same turn (a JSON-RPC batch):
+   * fewer requests for the node and for us, for callers that make many calls at once (the signing
+   * pipeline, the tracker), at the cost of waiting for the batch's slowest answer.
+   */
+  batch?: boolean;
 }
+
+interface Waiting {
+  call: UpstreamCall;
+  resolve(result: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** Calls per JSON-RPC batch: below the limits of common nodes and providers (geth: 1000). */
+export const MAX_BATCH = 100;
 
 /**
  * The node closed the connection under the call (a restart, a proxy's idle timeout on a kept-alive
@@ -66,8 +81,24 @@ export class HttpUpstream {
     return { status: response.statusCode, text: await readCapped(response.body, MAX_NODE_ANSWER_BYTES) };
   }
 
-  /** Sends one call; resolves to the node's `result`, throws NodeRpcError for answers, retryable errors for faults. */
-  async call({ method, params }: UpstreamCall): Promise<unknown> {
+  /** Calls waiting for this turn's batch (see `call`). */
+  private waiting: Waiting[] = [];
+  /** Cleared when the node refused a batch: it is then asked one call at a time. */
+  private batches = true;
+
+  /**
+   * Sends one call; resolves to the node's `result`, throws NodeRpcError for answers, retryable
+   * errors for faults. A call marked `batch` shares one HTTP request (a JSON-RPC batch) with the
+   * other batchable calls made in the same turn of the event loop.
+   */
+  call(call: UpstreamCall): Promise<unknown> {
+    if (!call.batch || !this.batches) return this.single(call);
+    return new Promise((resolve, reject) => {
+      if (this.waiting.push({ call, resolve, reject }) === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  private async single({ method, params }: UpstreamCall): Promise<unknown> {
     const id = this.nextId++;
     const body = JSON.stringify({ jsonrpc: "2.0", id, method, params });
     let text: string;
@@ -79,12 +110,92 @@ export class HttpUpstream {
         return this.post(body);
       }));
     } catch (error) {
-      if (error instanceof ChaingateError) throw error;
-      throw upstreamUnavailable(`${this.label}: ${describeTransportError(error)}`, error);
+      throw this.transportFault(error);
     }
+    this.checkStatus(status);
+    return this.resultOf(this.parse(status, text), status);
+  }
+
+  /** Sends the calls waiting for this turn, MAX_BATCH at a time; one alone goes as a plain call. */
+  private flush(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (let i = 0; i < waiting.length; i += MAX_BATCH) {
+      const part = waiting.slice(i, i + MAX_BATCH);
+      if (part.length === 1) {
+        const only = part[0]!;
+        this.single(only.call).then(only.resolve, only.reject);
+      } else {
+        void this.sendBatch(part);
+      }
+    }
+  }
+
+  private async sendBatch(part: Waiting[]): Promise<void> {
+    const ids = part.map(() => this.nextId++);
+    const body = JSON.stringify(
+      part.map((w, i) => ({ jsonrpc: "2.0", id: ids[i], method: w.call.method, params: w.call.params })),
+    );
+    let status: number;
+    let text: string;
+    try {
+      ({ status, text } = await this.post(body));
+    } catch (error) {
+      // As for one call: reads on a dropped connection are asked once more (each alone); sends,
+      // which the node may have taken, are not repeated here.
+      for (const w of part) {
+        if (isDropped(error) && !NOT_REPEATED.has(w.call.method))
+          this.single(w.call).then(w.resolve, w.reject);
+        else w.reject(this.transportFault(error));
+      }
+      return;
+    }
+    let answers: unknown;
+    try {
+      this.checkStatus(status);
+      answers = this.parse(status, text);
+    } catch (error) {
+      for (const w of part) w.reject(error);
+      return;
+    }
+    if (!Array.isArray(answers)) {
+      // A node or provider that does not take batches answers the batch with one error: nothing in
+      // it was run. From now on it is asked one call at a time, starting with these.
+      this.batches = false;
+      for (const w of part) this.single(w.call).then(w.resolve, w.reject);
+      return;
+    }
+    const byId = new Map<unknown, unknown>();
+    for (const answer of answers) {
+      if (typeof answer === "object" && answer !== null) byId.set((answer as { id?: unknown }).id, answer);
+    }
+    part.forEach((w, i) => {
+      const answer = byId.get(ids[i]);
+      if (answer === undefined) {
+        // Whether a send without an answer was taken is unknown: the caller treats it as a fault.
+        w.reject(upstreamUnavailable(`${this.label} left call ${w.call.method} of a batch unanswered`));
+        return;
+      }
+      try {
+        w.resolve(this.resultOf(answer, status));
+      } catch (error) {
+        w.reject(error);
+      }
+    });
+  }
+
+  private transportFault(error: unknown): ChaingateError {
+    if (error instanceof ChaingateError) return error;
+    return upstreamUnavailable(`${this.label}: ${describeTransportError(error)}`, error);
+  }
+
+  private checkStatus(status: number): void {
     if (status === 429 || status >= 500) {
       throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);
     }
+  }
+
+  private parse(status: number, text: string): unknown {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -92,6 +203,14 @@ export class HttpUpstream {
       throw upstreamUnavailable(`${this.label} answered HTTP ${status} with a body that is not JSON`, error);
     }
     if (typeof parsed !== "object" || parsed === null) {
+      throw upstreamUnavailable(`${this.label} answered a JSON-RPC envelope that is not an object`);
+    }
+    return parsed;
+  }
+
+  /** One JSON-RPC envelope: its result, or the node's error (an answer or a fault). */
+  private resultOf(parsed: unknown, status: number): unknown {
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
       throw upstreamUnavailable(`${this.label} answered a JSON-RPC envelope that is not an object`);
     }
     const envelope = parsed as {

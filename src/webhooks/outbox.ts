@@ -20,13 +20,8 @@ export interface OutboxEvent {
  * committed (or lost) together.
  */
 export async function recordEvent(db: Kysely<Database>, event: OutboxEvent, now = Date.now()): Promise<void> {
-  const hooks = await db
-    .selectFrom("webhooks")
-    .select(["id", "events"])
-    .$if(event.owner === null, (q) => q.where("owner", "is", null))
-    .$if(event.owner !== null, (q) => q.where("owner", "=", event.owner))
-    .execute();
-  const wanted = hooks.filter((h) => matchesAny(JSON.parse(h.events) as string[], event.type));
+  const hooks = await webhooksOf(db, event.owner);
+  const wanted = hooks.filter((h) => matchesAny(h.events, event.type));
   if (wanted.length === 0) return;
   // The caller's transaction holds the row that changed (the transaction or transport), so two
   // changes of one key never take the same number.
@@ -53,6 +48,41 @@ export async function recordEvent(db: Kysely<Database>, event: OutboxEvent, now 
     .insertInto("webhook_deliveries")
     .values(wanted.map((hook) => newDelivery(hook.id, id, event.orderKey, seq, now)))
     .execute();
+}
+
+type Hooks = { id: string; events: string[] }[];
+
+/**
+ * The webhooks read by each transaction, per owner. A group commit (see GroupCommit) records the
+ * events of many requests in one transaction: the endpoints are read once for all of them, as if
+ * every event had been recorded at the group's first read. Outside a transaction nothing is kept.
+ */
+const hooksRead = new WeakMap<object, Map<string | null, Promise<Hooks>>>();
+
+function webhooksOf(db: Kysely<Database>, owner: string | null): Promise<Hooks> {
+  const read = async () =>
+    (
+      await db
+        .selectFrom("webhooks")
+        .select(["id", "events"])
+        .$if(owner === null, (q) => q.where("owner", "is", null))
+        .$if(owner !== null, (q) => q.where("owner", "=", owner))
+        .execute()
+    ).map((h) => ({ id: h.id, events: JSON.parse(h.events) as string[] }));
+  if (!db.isTransaction) return read();
+  let byOwner = hooksRead.get(db);
+  if (!byOwner) {
+    byOwner = new Map();
+    hooksRead.set(db, byOwner);
+  }
+  const known = byOwner.get(owner);
+  if (known) return known;
+  const hooks = read();
+  byOwner.set(owner, hooks);
+  // A failed read is not an answer for the group's other jobs.
+  const map = byOwner;
+  hooks.catch(() => map.delete(owner));
+  return hooks;
 }
 
 /** A delivery of one event to one endpoint, due now (also a redelivery by hand). */

@@ -1,0 +1,181 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { sql, type Transaction } from "kysely";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
+import { openStore, type Store } from "./database.js";
+import { MAX_GROUP } from "./group-commit.js";
+import type { Database } from "./schema.js";
+
+describeEachStore("group commit", (target) => {
+  let temp: TempStore;
+  let store: Store;
+  let chain = 0;
+
+  beforeAll(async () => {
+    temp = await tempStore(target);
+    store = await openStore(temp.location);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await temp?.drop();
+  });
+
+  /** A ledger row of its own for each test (the table has a plain composite key). */
+  const insert = (trx: Transaction<Database>, c: number, address: string) =>
+    trx.insertInto("nonce_ledger").values({ chain_id: c, address, next_nonce: 0 }).execute();
+  const addresses = async (c: number) =>
+    (await store.db.selectFrom("nonce_ledger").select("address").where("chain_id", "=", c).execute())
+      .map((r) => r.address)
+      .sort();
+
+  it("jobs queued in one turn share one transaction, and each result is committed when it resolves", async () => {
+    const c = ++chain;
+    const trxs = await Promise.all(
+      ["a", "b", "c", "d", "e"].map((address) =>
+        store.group.run(async (trx) => {
+          await insert(trx, c, address);
+          return trx;
+        }),
+      ),
+    );
+    expect(new Set(trxs).size).toBe(1);
+    expect(await addresses(c)).toEqual(["a", "b", "c", "d", "e"]);
+  });
+
+  it("a job that throws leaves nothing behind and fails alone; the others of its group commit", async () => {
+    const c = ++chain;
+    const outcomes = await Promise.allSettled(
+      ["a", "b", "c"].map((address) =>
+        store.group.run(async (trx) => {
+          await insert(trx, c, address);
+          if (address === "b") {
+            // Written, then refused (as a rolling limit refuses after reading under the lock).
+            await insert(trx, c, "b-extra");
+            throw new Error("refused b");
+          }
+          return address;
+        }),
+      ),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe("refused b");
+    expect(await addresses(c)).toEqual(["a", "c"]);
+  });
+
+  it("a statement error inside a job rolls back to its savepoint; the group goes on", async () => {
+    const c = ++chain;
+    const outcomes = await Promise.allSettled([
+      store.group.run((trx) => insert(trx, c, "a")),
+      // The same key twice: a constraint violation, which on PostgreSQL aborts the transaction
+      // unless it is rolled back to the job's savepoint.
+      store.group.run((trx) => insert(trx, c, "a")),
+      store.group.run((trx) => insert(trx, c, "z")),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(await addresses(c)).toEqual(["a", "z"]);
+  });
+
+  it("jobs run in the order of their lock keys, one key's jobs in arrival order", async () => {
+    const order: string[] = [];
+    const job = (name: string) => async () => {
+      order.push(name);
+    };
+    await Promise.all([
+      store.group.run(job("k2-first"), "k2"),
+      store.group.run(job("k1-first"), "k1"),
+      store.group.run(job("k2-second"), "k2"),
+      store.group.run(job("k1-second"), "k1"),
+    ]);
+    expect(order).toEqual(["k1-first", "k1-second", "k2-first", "k2-second"]);
+  });
+
+  it("a job keeps its caller's async context", async () => {
+    const context = new AsyncLocalStorage<string>();
+    const seen = await Promise.all(
+      ["r1", "r2", "r3"].map((request) =>
+        context.run(request, () => store.group.run(async () => context.getStore())),
+      ),
+    );
+    expect(seen).toEqual(["r1", "r2", "r3"]);
+  });
+
+  it(`a group holds at most ${MAX_GROUP} jobs`, async () => {
+    const c = ++chain;
+    const count = MAX_GROUP * 2 + 1;
+    const trxs = await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        store.group.run(async (trx) => {
+          await insert(trx, c, `a${i}`);
+          return trx;
+        }),
+      ),
+    );
+    expect(new Set(trxs).size).toBe(3);
+    expect(await addresses(c)).toHaveLength(count);
+  });
+
+  it("a job that lost a lock conflict is run once more, alone", async () => {
+    const c = ++chain;
+    let tries = 0;
+    const [, retried] = await Promise.all([
+      store.group.run((trx) => insert(trx, c, "a")),
+      store.group.run(async (trx) => {
+        tries++;
+        await insert(trx, c, "b");
+        // What PostgreSQL says to the loser of a deadlock.
+        if (tries === 1) throw Object.assign(new Error("deadlock detected"), { code: "40P01" });
+        return "second try";
+      }),
+    ]);
+    expect(retried).toBe("second try");
+    expect(tries).toBe(2);
+    expect(await addresses(c)).toEqual(["a", "b"]);
+  });
+
+  it("closing the store waits for the jobs already queued", async () => {
+    const own = await tempStore(target);
+    const other = await openStore(own.location);
+    const c = ++chain;
+    try {
+      const queued = Promise.all(
+        ["a", "b"].map((address) => other.group.run((trx) => insert(trx, c, address))),
+      );
+      await other.close();
+      await queued;
+      const reopened = await openStore(own.location);
+      try {
+        const rows = await reopened.db
+          .selectFrom("nonce_ledger")
+          .select("address")
+          .where("chain_id", "=", c)
+          .execute();
+        expect(rows.map((r) => r.address).sort()).toEqual(["a", "b"]);
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await own.drop();
+    }
+  });
+
+  it.runIf(target === "postgres")(
+    "a group whose connection dies fails every job in it, and keeps none of their writes",
+    async () => {
+      const c = ++chain;
+      const outcomes = await Promise.allSettled([
+        store.group.run((trx) => insert(trx, c, "a")),
+        store.group.run(async (trx) => {
+          await sql`select pg_terminate_backend(pg_backend_pid())`.execute(trx);
+        }),
+        store.group.run((trx) => insert(trx, c, "z")),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected", "rejected"]);
+      for (const outcome of outcomes)
+        expect((outcome as PromiseRejectedResult).reason.code).toBe("STORE_UNAVAILABLE");
+      expect(await addresses(c)).toEqual([]);
+      // The store serves again on a fresh connection.
+      await store.group.run((trx) => insert(trx, c, "after"));
+      expect(await addresses(c)).toEqual(["after"]);
+    },
+  );
+});

@@ -1,0 +1,158 @@
+/** Group commit: writes that arrive together share one database transaction, each under its own savepoint. */
+import { AsyncResource } from "node:async_hooks";
+import { CompiledQuery, type Kysely, type Transaction } from "kysely";
+import type { Database } from "./schema.js";
+
+/**
+ * A job's database work. It runs inside a transaction it shares with other jobs, so it must touch
+ * the database only through `trx` and have no effect outside it: a job that lost a lock conflict is
+ * run once more, alone.
+ */
+export type GroupWork<T> = (trx: Transaction<Database>) => Promise<T>;
+
+interface Job {
+  work: GroupWork<unknown>;
+  /** The caller's async context (AsyncResource.bind would build a deprecation wrapper per job). */
+  context: AsyncResource;
+  key: string;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** Written once: a group runs these around every job, and Kysely would otherwise build them each time. */
+const SAVEPOINT = CompiledQuery.raw("savepoint job");
+const RELEASE = CompiledQuery.raw("release savepoint job");
+const ROLLBACK_TO = CompiledQuery.raw("rollback to savepoint job");
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Jobs per transaction: bounds how long one transaction holds its locks and how much one commit writes. */
+export const MAX_GROUP = 128;
+
+/**
+ * PostgreSQL's deadlock and serialization failures: the job lost a race with another transaction
+ * (another instance's group), not a rule; alone in its own transaction it is worth one more try.
+ */
+const CONFLICTS = new Set(["40P01", "40001"]);
+
+function isConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && CONFLICTS.has(code);
+}
+
+/**
+ * Every write transaction costs a commit (on SQLite the WAL append of every page it dirtied, the
+ * larger share of a small request's database time; on PostgreSQL a round trip and a WAL flush).
+ * Jobs queued in the same turn of the event loop, and those that arrive while a group is being
+ * written, are committed together. Each job runs under a savepoint, so one that throws (a rolling
+ * limit, a nonce the caller got wrong) leaves nothing behind and the others still commit. A job's
+ * promise settles only after the commit: what it returns is durable. Jobs run in the order of their
+ * lock keys (stable, so one key keeps its arrival order): every group of every instance takes the
+ * same rows in the same order, so groups cannot deadlock one another.
+ */
+export class GroupCommit {
+  private queue: Job[] = [];
+  private scheduled = false;
+  private inFlight = 0;
+  private readonly drained = new Set<() => void>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Groups written at once (1 on SQLite, whose single connection serialises them anyway). */
+    private readonly concurrency: number,
+  ) {}
+
+  /** Runs `work` in the next group; `key` names the row it locks first (e.g. a nonce ledger row). */
+  run<T>(work: GroupWork<T>, key = ""): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      // The job runs from the group's turn, not its caller's: it keeps its caller's async context
+      // (the request's idempotency reference, its log bindings).
+      this.queue.push({
+        work,
+        context: new AsyncResource("chaingate.group-commit"),
+        key,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+      });
+      this.schedule();
+    });
+  }
+
+  /** Resolves once every job queued so far has settled (shutdown). */
+  drain(): Promise<void> {
+    if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drained.add(resolve));
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.concurrency || this.queue.length === 0) return;
+    this.scheduled = true;
+    // setImmediate runs after the poll phase: every request read in this turn has queued its job.
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.inFlight < this.concurrency && this.queue.length > 0) {
+        const jobs = this.queue.splice(0, MAX_GROUP);
+        this.inFlight++;
+        void this.write(jobs).finally(() => {
+          this.inFlight--;
+          if (this.queue.length === 0 && this.inFlight === 0) {
+            for (const resolve of this.drained) resolve();
+            this.drained.clear();
+          }
+          this.schedule();
+        });
+      }
+    });
+  }
+
+  private async write(jobs: Job[]): Promise<void> {
+    if (jobs.length === 1) {
+      // Alone: a plain transaction, no savepoint to pay for.
+      const job = jobs[0]!;
+      await this.alone(job);
+      return;
+    }
+    jobs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const outcomes: Outcome[] = [];
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        for (const job of jobs) {
+          await trx.executeQuery(SAVEPOINT);
+          try {
+            const value = await job.context.runInAsyncScope(job.work, null, trx);
+            await trx.executeQuery(RELEASE);
+            outcomes.push({ ok: true, value });
+          } catch (error) {
+            // A failure of the connection itself fails this statement too, and with it the group.
+            await trx.executeQuery(ROLLBACK_TO);
+            await trx.executeQuery(RELEASE);
+            outcomes.push({ ok: false, error });
+          }
+        }
+      });
+    } catch (error) {
+      // The transaction as a whole is lost (connection gone, commit refused): nothing any job wrote
+      // was kept, and each caller hears why, as it would from its own transaction.
+      for (const job of jobs) job.reject(error);
+      return;
+    }
+    const again: Job[] = [];
+    jobs.forEach((job, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) job.resolve(outcome.value);
+      else if (isConflict(outcome.error)) again.push(job);
+      else job.reject(outcome.error);
+    });
+    for (const job of again) await this.alone(job);
+  }
+
+  private async alone(job: Job): Promise<void> {
+    try {
+      job.resolve(
+        await this.db.transaction().execute((trx) => job.context.runInAsyncScope(job.work, null, trx)),
+      );
+    } catch (error) {
+      job.reject(error);
+    }
+  }
+}
