@@ -188,7 +188,7 @@ export class SignerMethods {
     const outcome = await this.options.idempotency.run(
       owner === null ? "eth_sendTransaction" : `eth_sendTransaction#${owner}`,
       context.idempotencyKey,
-      requestHash(tx, { chain: chain.chainId }),
+      () => requestHash(tx, { chain: chain.chainId }),
       async () => {
         const op = await this.operation(chain, tx, owner);
         const submitted = await this.options.pipeline.submit(op);

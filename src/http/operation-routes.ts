@@ -120,7 +120,7 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
           const outcome = await options.idempotency.run(
             context.owner === null ? route : `${route}#${context.owner}`,
             context.idempotencyKey,
-            requestHash(input),
+            () => requestHash(input),
             () => operation.run(input, context),
           );
           if (outcome.status !== 200) throw replayedError(outcome);

@@ -248,13 +248,14 @@ export class IdempotencyStore {
   async run<T>(
     route: string,
     key: string | undefined,
-    hash: string,
+    /** The request's identity (requestHash), computed only when there is a key to bind it to. */
+    hash: () => string,
     operation: () => Promise<T>,
     routeRecover?: Recover,
   ): Promise<{ status: number; body: unknown; replayed: boolean }> {
     const recover = routeRecover ?? interrupted;
     if (key === undefined) return { status: 200, body: await operation(), replayed: false };
-    const start = await this.begin(route, key, hash, recover);
+    const start = await this.begin(route, key, hash(), recover);
     if (start.kind === "replay") return { status: start.status, body: start.body, replayed: true };
     const release = this.hold(route, key);
     try {

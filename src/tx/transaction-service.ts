@@ -58,7 +58,7 @@ export class TransactionService {
       // Keys are per tenant: another key's identical Idempotency-Key neither replays nor collides.
       owner === null ? "POST /transaction" : `POST /transaction#${owner}`,
       context.idempotencyKey,
-      requestHash(body, { chain: chain.chainId }),
+      () => requestHash(body, { chain: chain.chainId }),
       async () => {
         const signer = await wallets.unlock(walletId, index, password, owner);
         const submitted = await pipeline.submit({

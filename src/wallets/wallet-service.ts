@@ -216,24 +216,33 @@ export class WalletService {
     password: string,
     owner: string | null = null,
   ): Promise<UnlockedAddress> {
-    const wallet = await this.wallet(id, owner);
-    const row = await this.options.store.db
-      .selectFrom("wallet_addresses")
-      .selectAll()
-      .where("wallet_id", "=", id)
-      .where("idx", "=", index)
+    // The wallet and the address in one read (every signature starts here); which one is missing
+    // is asked only when the pair is not found.
+    const found = await this.options.store.db
+      .selectFrom("wallets as w")
+      .innerJoin("wallet_addresses as a", "a.wallet_id", "w.id")
+      .selectAll("w")
+      .select(["a.address as address", "a.keystore as keystore"])
+      .where("w.id", "=", id)
+      .where("a.idx", "=", index)
       .executeTakeFirst();
-    if (!row) throw addressNotFound(id, index);
-    const keystore = parseKeystore(row.keystore);
+    if (!found) {
+      await this.wallet(id, owner);
+      throw addressNotFound(id, index);
+    }
+    const { address, keystore: keystoreText, ...wallet } = found;
+    // Another tenant's wallet is indistinguishable from a missing one.
+    if (owner !== null && wallet.owner !== owner) throw walletNotFound(id);
+    const keystore = parseKeystore(keystoreText);
     const derivedKey = await this.derivedKey(wallet, keystore.sealed, password, owner);
     // A signer opened before with this password is reused: no decryption, no public-key derivation.
     const opened = this.options.cache.account(id, password, index);
-    if (opened) return { walletId: id, index, address: row.address, account: opened };
+    if (opened) return { walletId: id, index, address, account: opened };
     const privateKey = unseal(keystore.sealed, derivedKey);
     const account = signingAccount(bytesToHex(privateKey));
     privateKey.fill(0);
     this.options.cache.rememberAccount(id, password, index, account);
-    return { walletId: id, index, address: row.address, account };
+    return { walletId: id, index, address, account };
   }
 
   /**
