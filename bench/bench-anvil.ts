@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
+import { anvilBinaryPath } from "../src/devnet/anvil-binary.js";
 import { type AnvilNode, startAnvil } from "../src/devnet/anvil-node.js";
 
 /** anvil's first dev account (funded, unlocked). */
@@ -29,6 +30,35 @@ export async function startBenchAnvil(dir: string): Promise<{ anvil: AnvilNode; 
     await rpc(anvil.url, "eth_sendTransaction", [{ from: DEV, to: DEV, value: "0x1" }]);
   const block = (await rpc(anvil.url, "eth_getBlockByNumber", ["0x1", false])) as { hash: string };
   return { anvil, blockHash: block.hash };
+}
+
+/**
+ * A bare anvil, as a node in production is: no state file, so no state dump every second (the
+ * embedded devnet's, whose cost grows with the chain and would be charged to the slower runs).
+ * `started` collects it for the caller's clean-up.
+ */
+export function startPlainAnvil(started: ChildProcess[] = []): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(anvilBinaryPath(), ["--host", "127.0.0.1", "--port", "0", "--chain-id", "1001"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  started.push(child);
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`anvil did not start: ${out}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      // Read to the end (anvil logs every transaction), but only the start matters.
+      if (out.length > 10_000) return;
+      out += chunk.toString();
+      const match = /Listening on (\S+:\d+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: `http://${match[1]}` });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", () => reject(new Error(`anvil exited: ${out}`)));
+  });
 }
 
 /** The node flags of package.json's `start` script (between `node` and the script). */

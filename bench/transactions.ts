@@ -1,38 +1,42 @@
 /**
- * POST /transaction throughput and latency against the embedded anvil, side by side in one run with
- * the rate at which the same anvil accepts pre-signed raw transactions sent to it directly (the ceiling).
+ * POST /transaction throughput and latency, side by side in one run with the rate at which the same
+ * anvil accepts pre-signed raw transactions sent to it directly (the ceiling) and transactions a
+ * client signs then sends. chaingate runs built, as its own process (as `npm start` runs it), in
+ * front of a bare anvil; the CPU each process spends per transaction is read from /proc.
  * Run: npm run bench:transactions   (writes bench/results/transactions-<timestamp>.json)
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { pino } from "pino";
 import { Pool } from "undici";
 import { type Hex, parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { loadConfig } from "../src/config/load-config.js";
-import { startChaingate } from "../src/runtime.js";
+import { startGatewayProcess, startPlainAnvil } from "./bench-anvil.js";
 
 const COUNT = Number(process.env.BENCH_TX_COUNT ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const ROUNDS = 2;
 const TO = "0x70997970C51812DC3A010C7901B1FCcCCc3F7Aa2".toLowerCase() as Hex;
 
-const dataDir = mkdtempSync(join(tmpdir(), "chaingate-bench-tx-"));
-const config = loadConfig({
-  env: {
-    PORT: "0",
-    CHAINGATE_DATA_DIR: dataDir,
-    CHAINGATE_KDF: "light",
-    // The benchmark measures throughput, not the default rate limit.
-    CHAINGATE_RATE_SIGN: "0",
-    LOG_LEVEL: "silent",
-    CHAINGATE_TRACKER_INTERVAL_MS: "1000",
-  },
-});
-const rt = await startChaingate(config, { logger: pino({ level: "silent" }) });
-const anvilUrl = rt.devnet!.nodes.find((n) => n.chainId === 1001)!.url;
+const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-tx-"));
+const started: ChildProcess[] = [];
+const plain = await startPlainAnvil(started);
+const anvilUrl = plain.url;
+// The benchmark measures throughput, not the default signing rate limit or the password KDF.
+process.env.CHAINGATE_KDF = "light";
+process.env.CHAINGATE_RATE_SIGN = "0";
+process.env.CHAINGATE_TRACKER_INTERVAL_MS ??= "1000";
+const gatewayProcess = await startGatewayProcess(anvilUrl, join(dir, "data"), started);
+const pids = { chaingate: gatewayProcess.child.pid!, anvil: plain.child.pid! };
+
+/** CPU seconds a process has used (user + system), from /proc: the processes share the two cores. */
+function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in USER_HZ ticks
+}
 
 function percentile(xs: number[], p: number): number {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -45,9 +49,9 @@ async function drive(count: number, concurrency: number, one: (i: number) => Pro
   const latencies: number[] = [];
   let next = 0;
   const start = performance.now();
-  // CPU of this process: chaingate runs in it, beside the load generator (the same client code in
-  // every round, so rounds and builds compare; the direct rounds show what the client alone costs).
   const cpu = process.cpuUsage();
+  const anvilCpu = processCpuSeconds(pids.anvil);
+  const gatewayCpu = processCpuSeconds(pids.chaingate);
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
@@ -64,7 +68,10 @@ async function drive(count: number, concurrency: number, one: (i: number) => Pro
     rps: count / seconds,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
+    /** The bench process: the client. */
     cpuMsPerRequest: (used.user + used.system) / 1000 / count,
+    anvilCpuMsPerRequest: ((processCpuSeconds(pids.anvil) - anvilCpu) * 1000) / count,
+    gatewayCpuMsPerRequest: ((processCpuSeconds(pids.chaingate) - gatewayCpu) * 1000) / count,
   };
 }
 
@@ -79,7 +86,7 @@ async function post(pool: Pool, path: string, body: unknown): Promise<{ status: 
 }
 
 const anvil = new Pool(new URL(anvilUrl).origin, { connections: CONCURRENCY });
-const gateway = new Pool(new URL(rt.url).origin, { connections: CONCURRENCY });
+const gateway = new Pool(new URL(gatewayProcess.url).origin, { connections: CONCURRENCY });
 
 /** A fresh key per round, funded directly on anvil. */
 async function fundedAccount() {
@@ -137,7 +144,14 @@ async function gatewayRound() {
     password: "bench",
     address_quantity: 1,
   });
-  const walletId = (JSON.parse(text) as { id: string }[])[0]!.id;
+  const { id: walletId, address } = (JSON.parse(text) as { id: string; address: string }[])[0]!;
+  // chaingate in front of a plain node has no devnet funder: fund through the node.
+  await post(anvil, "/", {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "anvil_setBalance",
+    params: [address, `0x${parseEther("1000").toString(16)}`],
+  });
   return drive(COUNT, CONCURRENCY, async (i) => {
     const { status, text: answer } = await post(gateway, "/transaction", {
       wallet_id: walletId,
@@ -161,48 +175,75 @@ try {
     }
     viaGateway.push(await gatewayRound());
   }
+  const ms = (x: number) => round(x, 3);
   if (only === "chaingate") {
     console.log(
       "chaingate tx/s per round:",
       viaGateway.map((d) => round(d.rps)),
+      "chaingate CPU ms/tx:",
+      viaGateway.map((d) => ms(d.gatewayCpuMsPerRequest)),
+      "anvil CPU ms/tx:",
+      viaGateway.map((d) => ms(d.anvilCpuMsPerRequest)),
     );
-    process.exit(0);
+  } else {
+    const best = (xs: { rps: number }[]) => Math.max(...xs.map((x) => x.rps));
+    const least = (
+      xs: Awaited<ReturnType<typeof drive>>[],
+      f: (d: Awaited<ReturnType<typeof drive>>) => number,
+    ) => ms(Math.min(...xs.map(f)));
+    const results = {
+      when: new Date().toISOString(),
+      transactions_per_round: COUNT,
+      concurrency: CONCURRENCY,
+      rounds: ROUNDS,
+      direct_raw_send_tx_per_s: round(best(direct)),
+      chaingate_post_transaction_tx_per_s: round(best(viaGateway)),
+      ratio_chaingate_vs_direct: round(best(viaGateway) / best(direct), 3),
+      target_ratio_vs_direct: 0.5,
+      direct_sign_then_send_tx_per_s: round(best(directSigned)),
+      ratio_chaingate_vs_sign_then_send: round(best(viaGateway) / best(directSigned), 3),
+      target_ratio_vs_sign_then_send: 1.0,
+      direct_p50_ms: round(Math.min(...direct.map((d) => d.p50))),
+      chaingate_p50_ms: round(Math.min(...viaGateway.map((d) => d.p50))),
+      chaingate_p99_ms: round(Math.min(...viaGateway.map((d) => d.p99))),
+      // CPU per transaction of each process, in its best round.
+      cpu_ms_per_tx_chaingate: least(viaGateway, (d) => d.gatewayCpuMsPerRequest),
+      target_cpu_ms_per_tx_chaingate: 0.3,
+      cpu_ms_per_tx_anvil_via_chaingate: least(viaGateway, (d) => d.anvilCpuMsPerRequest),
+      cpu_ms_per_tx_anvil_direct: least(direct, (d) => d.anvilCpuMsPerRequest),
+      cpu_ms_per_tx_anvil_sign_then_send: least(directSigned, (d) => d.anvilCpuMsPerRequest),
+      cpu_ms_per_tx_client_via_chaingate: least(viaGateway, (d) => d.cpuMsPerRequest),
+      cpu_ms_per_tx_client_direct: least(direct, (d) => d.cpuMsPerRequest),
+      cpu_ms_per_tx_client_sign_then_send: least(directSigned, (d) => d.cpuMsPerRequest),
+      rounds_detail: {
+        direct: direct.map((d) => round(d.rps)),
+        direct_signing: directSigned.map((d) => round(d.rps)),
+        chaingate: viaGateway.map((d) => round(d.rps)),
+        chaingate_cpu_ms_per_tx: viaGateway.map((d) => ms(d.gatewayCpuMsPerRequest)),
+      },
+    };
+    console.table(Object.fromEntries(Object.entries(results).filter(([k]) => k !== "rounds_detail")));
+    console.log("per round (tx/s):", JSON.stringify(results.rounds_detail));
+    mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+    const file = new URL(
+      `./results/transactions-${results.when.replace(/[:.]/g, "-")}.json`,
+      import.meta.url,
+    );
+    writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`written to ${file.pathname}`);
   }
-  const best = (xs: { rps: number }[]) => Math.max(...xs.map((x) => x.rps));
-  const results = {
-    when: new Date().toISOString(),
-    transactions_per_round: COUNT,
-    concurrency: CONCURRENCY,
-    rounds: ROUNDS,
-    direct_raw_send_tx_per_s: round(best(direct)),
-    chaingate_post_transaction_tx_per_s: round(best(viaGateway)),
-    ratio_chaingate_vs_direct: round(best(viaGateway) / best(direct), 3),
-    target_ratio_min: 0.8,
-    direct_sign_then_send_tx_per_s: round(best(directSigned)),
-    ratio_chaingate_vs_sign_then_send: round(best(viaGateway) / best(directSigned), 3),
-    direct_p50_ms: round(Math.min(...direct.map((d) => d.p50))),
-    chaingate_p50_ms: round(Math.min(...viaGateway.map((d) => d.p50))),
-    chaingate_p99_ms: round(Math.min(...viaGateway.map((d) => d.p99))),
-    // Bench-process CPU per transaction (chaingate + client); the direct rounds are the client's share.
-    cpu_ms_per_tx_chaingate_and_client: round(Math.min(...viaGateway.map((d) => d.cpuMsPerRequest)), 3),
-    cpu_ms_per_tx_client_signing_direct: round(Math.min(...directSigned.map((d) => d.cpuMsPerRequest)), 3),
-    cpu_ms_per_tx_client_raw_direct: round(Math.min(...direct.map((d) => d.cpuMsPerRequest)), 3),
-    rounds_detail: {
-      direct: direct.map((d) => round(d.rps)),
-      direct_signing: directSigned.map((d) => round(d.rps)),
-      chaingate: viaGateway.map((d) => round(d.rps)),
-      chaingate_cpu_ms_per_tx: viaGateway.map((d) => round(d.cpuMsPerRequest, 3)),
-    },
-  };
-  console.table(Object.fromEntries(Object.entries(results).filter(([k]) => k !== "rounds_detail")));
-  console.log("per round (tx/s):", JSON.stringify(results.rounds_detail));
-  mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
-  const file = new URL(`./results/transactions-${results.when.replace(/[:.]/g, "-")}.json`, import.meta.url);
-  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  console.log(`written to ${file.pathname}`);
 } finally {
   await anvil.close();
   await gateway.close();
-  await rt.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await Promise.all(
+    started.map(
+      (child) =>
+        new Promise((resolve) => {
+          if (child.exitCode !== null) return resolve(undefined);
+          child.once("exit", resolve);
+          child.kill("SIGTERM");
+        }),
+    ),
+  );
+  rmSync(dir, { recursive: true, force: true });
 }
