@@ -9,6 +9,8 @@ export class HeadTracker {
   private polling: Promise<void> | undefined;
   /** Transactions sent through chaingate on this chain (see refresh). */
   private sends = 0;
+  /** `sends` as of the last head read that began after them: while lower, no head counts as fresh. */
+  private sendsSeen = 0;
   private readonly listeners = new Set<(head: number) => void>();
   private readonly resetListeners = new Set<(reason: string) => void>();
   /** The last poll found no upstream answering. */
@@ -44,9 +46,14 @@ export class HeadTracker {
     for (const listener of this.resetListeners) listener(reason);
   }
 
-  /** Records a head learnt elsewhere (an eth_blockNumber answer); only ever moves forward. */
+  /**
+   * Records a head learnt elsewhere (an eth_blockNumber answer, a receipt, a pushed head); only ever
+   * moves forward. After a send it does not make the head fresh again: an answer to a read that
+   * began before the send (or a block pushed before it was mined) would bring back the head the
+   * send left behind; only a poll that began after it does (see poll).
+   */
   observe(head: number): void {
-    this.seenAt = Date.now();
+    if (this.sendsSeen === this.sends) this.seenAt = Date.now();
     if (this.current === undefined || head > this.current) {
       this.current = head;
       for (const listener of this.listeners) listener(head);
@@ -85,6 +92,7 @@ export class HeadTracker {
             this.reset(`head went back from ${from} to ${head}`);
           }
           if (sendsBefore === this.sends) {
+            this.sendsSeen = sendsBefore;
             this.observe(head);
             return;
           }

@@ -1,0 +1,35 @@
+import { pino } from "pino";
+import { expect, it } from "vitest";
+import { DEV_ACCOUNT, signedDevTransfer } from "../test-support/evm-fixtures.js";
+import { ownNodes } from "../test-support/own-nodes.js";
+import { HeadTracker } from "./head-tracker.js";
+import { UpstreamPool } from "./upstream-pool.js";
+
+const own = ownNodes("head-tracker");
+
+it("after a send, an older head learnt elsewhere does not make the head fresh again; the next poll does", async () => {
+  const anvil = await own.anvil("node");
+  const pool = new UpstreamPool(1001, [anvil.url], 5_000);
+  const tracker = new HeadTracker(pool, 60_000, pino({ level: "silent" }));
+  await tracker.poll();
+  const before = tracker.head!;
+  expect(before).toBeGreaterThanOrEqual(0);
+
+  // A transaction is sent and mined (automine): the head moves on.
+  const nonce = Number(
+    await pool.call({ method: "eth_getTransactionCount", params: [DEV_ACCOUNT, "pending"] }),
+  );
+  await pool.call({ method: "eth_sendRawTransaction", params: [await signedDevTransfer(nonce)] });
+  tracker.refresh();
+  expect(tracker.head).toBeUndefined();
+  // What came back from a read that began before the send (a receipt of an older block, a late
+  // eth_blockNumber answer, a pushed head): the head the send left behind.
+  tracker.observe(before);
+  expect(tracker.head).toBeUndefined();
+
+  await tracker.poll();
+  expect(tracker.head).toBe(before + 1);
+  // Once a fresh head is read, heads learnt elsewhere count again.
+  tracker.observe(before + 1);
+  expect(tracker.head).toBe(before + 1);
+});
