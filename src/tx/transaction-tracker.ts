@@ -403,22 +403,33 @@ export class TransactionTracker {
     } catch {
       return;
     }
-    const hashes = new Map<number, string | null>();
-    // Updates go out together (one group commit); the block reads stay one per block.
-    const updates: Promise<void>[] = [];
-    for (const row of rows) {
-      const number = row.block_number!;
-      if (head - number + 1 < this.options.confirmations) continue;
-      if (!hashes.has(number)) {
-        const block = (await chain.pool
-          .call({ method: "eth_getBlockByNumber", params: [`0x${number.toString(16)}`, false] })
-          .catch(() => undefined)) as { hash: string } | null | undefined;
-        if (block === undefined) continue;
-        hashes.set(number, block?.hash ?? null);
-      }
-      if (hashes.get(number) === row.block_hash) updates.push(this.update(row, { state: "confirmed" }));
-      else updates.push(this.update(row, { state: "sent", block_number: null, block_hash: null }));
-    }
-    await Promise.all(updates);
+    const due = rows.filter((row) => head - row.block_number! + 1 >= this.options.confirmations);
+    // One read per block, all of a pass in one batch; a block that could not be read is left for
+    // the next pass (undefined), one the node no longer has (null) sends its rows back.
+    const numbers = [...new Set(due.map((row) => row.block_number!))];
+    const hashes = new Map(
+      await Promise.all(
+        numbers.map(async (number) => {
+          const block = (await chain.pool
+            .call({
+              method: "eth_getBlockByNumber",
+              params: [`0x${number.toString(16)}`, false],
+              batch: true,
+            })
+            .catch(() => undefined)) as { hash: string } | null | undefined;
+          return [number, block === undefined ? undefined : (block?.hash ?? null)] as const;
+        }),
+      ),
+    );
+    // Updates go out together (one group commit).
+    await Promise.all(
+      due.map((row) => {
+        const hash = hashes.get(row.block_number!);
+        if (hash === undefined) return undefined;
+        return hash === row.block_hash
+          ? this.update(row, { state: "confirmed" })
+          : this.update(row, { state: "sent", block_number: null, block_hash: null });
+      }),
+    );
   }
 }
