@@ -115,12 +115,17 @@ export class TransactionTracker {
   }
 
   /** Moves a row on, if no one else did first; a new state is announced in the same database transaction. */
-  private async update(row: TransactionsTable, set: Partial<TransactionsTable>): Promise<void> {
+  private async update(
+    row: TransactionsTable,
+    set: Partial<TransactionsTable>,
+    /** A state the row reaches at once after `set.state` (both are announced, in order). */
+    then?: TransactionsTable["state"],
+  ): Promise<void> {
     const now = this.now();
     const change = (db: Kysely<Database>) =>
       db
         .updateTable("transactions")
-        .set({ ...set, updated_at: now })
+        .set({ ...set, ...(then === undefined ? {} : { state: then }), updated_at: now })
         .where("id", "=", row.id)
         .where("state", "=", row.state)
         .executeTakeFirst();
@@ -128,8 +133,10 @@ export class TransactionTracker {
     // state is an event, announced in the same transaction.
     await this.options.store.group.run(async (trx) => {
       if (Number((await change(trx)).numUpdatedRows) !== 1) return;
+      const changed = { ...row, ...set, updated_at: now };
       if (set.state !== undefined && set.state !== row.state)
-        await recordEvent(trx, transactionEvent({ ...row, ...set, updated_at: now }), now);
+        await recordEvent(trx, transactionEvent(changed), now);
+      if (then !== undefined) await recordEvent(trx, transactionEvent({ ...changed, state: then }), now);
     }, transactionKey(row.id));
   }
 
@@ -274,13 +281,14 @@ export class TransactionTracker {
       // The node is at least here: `latest` answers cached for an older head must not be served any more.
       chain.head?.observe(blockNumber);
       if (receipt.status === "0x1") {
-        // A "stuck: ..." note from a refused fee bump no longer holds.
-        await this.update(row, {
-          state: "mined",
-          block_number: blockNumber,
-          block_hash: receipt.blockHash,
-          error: null,
-        });
+        // A "stuck: ..." note from a refused fee bump no longer holds. With one confirmation (the
+        // transaction's own block) the receipt just read is the confirmation: the row goes on to
+        // "confirmed" in the same write, without a block read of its own.
+        await this.update(
+          row,
+          { state: "mined", block_number: blockNumber, block_hash: receipt.blockHash, error: null },
+          this.options.confirmations === 1 ? "confirmed" : undefined,
+        );
       } else {
         await this.update(row, {
           state: "failed",
