@@ -42,22 +42,36 @@ export function startPlainAnvil(started: ChildProcess[] = []): Promise<{ child: 
     stdio: ["ignore", "pipe", "pipe"],
   });
   started.push(child);
+  return urlFromOutput(child, "anvil", /Listening on (\S+:\d+)/, (address) => `http://${address}`);
+}
+
+/**
+ * Reads a started process's output until `pattern` matches, and answers the URL made from its first
+ * group. The output is still read to the end (a full pipe would stall the process), but not kept.
+ */
+function urlFromOutput(
+  child: ChildProcess,
+  what: string,
+  pattern: RegExp,
+  toUrl: (match: string) => string,
+): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
     let out = "";
-    const timer = setTimeout(() => reject(new Error(`anvil did not start: ${out}`)), 60_000);
+    let found = false;
+    const timer = setTimeout(() => reject(new Error(`${what} did not start: ${out}`)), 60_000);
     const onData = (chunk: Buffer) => {
-      // Read to the end (anvil logs every transaction), but only the start matters.
-      if (out.length > 10_000) return;
+      if (found || out.length > 65_536) return;
       out += chunk.toString();
-      const match = /Listening on (\S+:\d+)/.exec(out);
+      const match = pattern.exec(out);
       if (match) {
+        found = true;
         clearTimeout(timer);
-        resolve({ child, url: `http://${match[1]}` });
+        resolve({ child, url: toUrl(match[1]!) });
       }
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
-    child.once("exit", () => reject(new Error(`anvil exited: ${out}`)));
+    child.once("exit", () => reject(new Error(`${what} exited: ${out}`)));
   });
 }
 
@@ -96,20 +110,6 @@ export function startGatewayProcess(
     stdio: ["ignore", "pipe", "pipe"],
   });
   started.push(child);
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${out}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      // The port is chosen by the OS: read it from the ready line.
-      const match = /"url":"(http:\/\/[^"]+)".*"msg":"chaingate ready"/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1]! });
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", () => reject(new Error(`gateway exited: ${out}`)));
-  });
+  // The port is chosen by the OS: read it from the ready line.
+  return urlFromOutput(child, "gateway", /"url":"(http:\/\/[^"]+)".*"msg":"chaingate ready"/, (url) => url);
 }
