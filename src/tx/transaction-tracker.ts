@@ -184,21 +184,25 @@ export class TransactionTracker {
       .execute();
     const touched = new Set<string>();
     let lost = 0;
-    for (const row of recorded) {
-      const receipt = await this.receipt(chain, row.tx_hash);
-      if (receipt?.blockHash === row.block_hash) continue;
-      touched.add(row.from_address);
-      if (receipt) {
-        await this.update(row, {
-          state: receipt.status === "0x1" ? "mined" : "failed",
-          block_number: Number(BigInt(receipt.blockNumber)),
-          block_hash: receipt.blockHash,
-        });
-      } else {
+    // The receipts go out together (batched), so a restart checks 500 records in a few requests;
+    // a receipt that cannot be read fails the pass, which is tried again (the chain stays marked).
+    const receipts = await Promise.all(recorded.map((row) => this.receipt(chain, row.tx_hash)));
+    await Promise.all(
+      recorded.map((row, i) => {
+        const receipt = receipts[i];
+        if (receipt?.blockHash === row.block_hash) return undefined;
+        touched.add(row.from_address);
+        if (receipt) {
+          return this.update(row, {
+            state: receipt.status === "0x1" ? "mined" : "failed",
+            block_number: Number(BigInt(receipt.blockNumber)),
+            block_hash: receipt.blockHash,
+          });
+        }
         lost++;
-        await this.update(row, { state: "queued", block_number: null, block_hash: null, error: null });
-      }
-    }
+        return this.update(row, { state: "queued", block_number: null, block_hash: null, error: null });
+      }),
+    );
     const now = this.now();
     const queued = (await this.rows(chain, ["queued", "sent"])).filter(
       // A row its pipeline is broadcasting right now is left to it, as in a normal pass.
