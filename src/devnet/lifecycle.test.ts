@@ -21,7 +21,15 @@ describe("the embedded chains live and die with chaingate", () => {
     // Signed by the client (the gateway holds no node accounts), sent through the gateway.
     const nonce = Number(await rpc(first.url, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]));
     const raw = await signedDevTransfer(nonce);
-    await rpc(first.url, "eth_sendRawTransaction", [raw]);
+    const hash = await rpc(first.url, "eth_sendRawTransaction", [raw]);
+    // anvil answers a send before its automine has mined the block: the head is read once the
+    // receipt exists, so it is the head the restart must bring back.
+    expect(
+      await waitUntil(
+        async () => (await rpc(first.url, "eth_getTransactionReceipt", [hash])) !== null,
+        30_000,
+      ),
+    ).toBe(true);
     const head = Number(await rpc(first.url, "eth_blockNumber"));
     expect(head).toBeGreaterThanOrEqual(1);
     first.child.kill("SIGTERM");

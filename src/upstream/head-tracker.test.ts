@@ -1,5 +1,6 @@
 import { pino } from "pino";
 import { expect, it } from "vitest";
+import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT, signedDevTransfer } from "../test-support/evm-fixtures.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { HeadTracker } from "./head-tracker.js";
@@ -15,11 +16,14 @@ it("after a send, an older head learnt elsewhere does not make the head fresh ag
   const before = tracker.head!;
   expect(before).toBeGreaterThanOrEqual(0);
 
-  // A transaction is sent and mined (automine): the head moves on.
+  // A transaction is sent and mined (automine): the head moves on. anvil answers a send before it
+  // has mined the block, so the test first waits for the node's own head.
   const nonce = Number(
     await pool.call({ method: "eth_getTransactionCount", params: [DEV_ACCOUNT, "pending"] }),
   );
   await pool.call({ method: "eth_sendRawTransaction", params: [await signedDevTransfer(nonce)] });
+  const mined = async () => Number(await pool.call({ method: "eth_blockNumber", params: [] })) === before + 1;
+  expect(await waitUntil(mined, 30_000)).toBe(true);
   tracker.refresh();
   expect(tracker.head).toBeUndefined();
   // What came back from a read that began before the send (a receipt of an older block, a late
@@ -32,4 +36,5 @@ it("after a send, an older head learnt elsewhere does not make the head fresh ag
   // Once a fresh head is read, heads learnt elsewhere count again.
   tracker.observe(before + 1);
   expect(tracker.head).toBe(before + 1);
+  await pool.close();
 });
