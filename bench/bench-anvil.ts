@@ -35,12 +35,18 @@ export async function startBenchAnvil(dir: string): Promise<{ anvil: AnvilNode; 
 /**
  * A bare anvil, as a node in production is: no state file, so no state dump every second (the
  * embedded devnet's, whose cost grows with the chain and would be charged to the slower runs).
- * `started` collects it for the caller's clean-up.
+ * `flags` are added to its command line (e.g. a block time). `started` collects it for the
+ * caller's clean-up.
  */
-export function startPlainAnvil(started: ChildProcess[] = []): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(anvilBinaryPath(), ["--host", "127.0.0.1", "--port", "0", "--chain-id", "1001"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+export function startPlainAnvil(
+  started: ChildProcess[] = [],
+  flags: string[] = [],
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    anvilBinaryPath(),
+    ["--host", "127.0.0.1", "--port", "0", "--chain-id", "1001", ...flags],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   started.push(child);
   return urlFromOutput(child, "anvil", /Listening on (\S+:\d+)/, (address) => `http://${address}`);
 }

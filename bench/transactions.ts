@@ -3,6 +3,12 @@
  * anvil accepts pre-signed raw transactions sent to it directly (the ceiling) and transactions a
  * client signs then sends. chaingate runs built, as its own process (as `npm start` runs it), in
  * front of a bare anvil; the CPU each process spends per transaction is read from /proc.
+ *
+ * The node makes a block every BENCH_BLOCK_TIME seconds (default 1), as a real chain does. Under
+ * automine (BENCH_BLOCK_TIME=0) anvil 1.7 leaves most of a burst's ready transactions unmined and
+ * spins a core on them (foundry-rs/foundry#10122): it then measures a node that does not mine, and
+ * that stall eats the CPU of every later round. Each round ends when its sender's transactions are
+ * all mined (or a deadline passes, which the results say), so no round leaves work for the next.
  * Run: npm run bench:transactions   (writes bench/results/transactions-<timestamp>.json)
  */
 import type { ChildProcess } from "node:child_process";
@@ -20,9 +26,13 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const ROUNDS = 2;
 const TO = "0x70997970C51812DC3A010C7901B1FCcCCc3F7Aa2".toLowerCase() as Hex;
 
+const BLOCK_TIME = Number(process.env.BENCH_BLOCK_TIME ?? 1);
+/** How long a round may wait for its transactions to be mined before it is reported as not mined. */
+const MINED_DEADLINE_MS = 60_000;
+
 const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-tx-"));
 const started: ChildProcess[] = [];
-const plain = await startPlainAnvil(started);
+const plain = await startPlainAnvil(started, BLOCK_TIME > 0 ? ["--block-time", String(BLOCK_TIME)] : []);
 const anvilUrl = plain.url;
 // The benchmark measures throughput, not the default signing rate limit or the password KDF.
 process.env.CHAINGATE_KDF = "light";
@@ -44,10 +54,46 @@ function percentile(xs: number[], p: number): number {
 }
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
-/** Runs `count` requests with `concurrency` in flight; returns requests/s and per-request latencies. */
-async function drive(count: number, concurrency: number, one: (i: number) => Promise<void>) {
+/** The sender's nonce in the latest block: how many of its transactions are mined. */
+async function minedCount(address: string): Promise<number> {
+  const { text } = await post(anvil, "/", {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "eth_getTransactionCount",
+    params: [address, "latest"],
+  });
+  return Number(BigInt((JSON.parse(text) as { result: string }).result));
+}
+
+async function blockNumber(): Promise<number> {
+  const { text } = await post(anvil, "/", { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
+  return Number(BigInt((JSON.parse(text) as { result: string }).result));
+}
+
+/** chaingate's records in `confirmed`, from its own gauge (all rounds so far). */
+async function confirmedRecords(): Promise<number> {
+  const response = await gateway.request({ path: "/metrics", method: "GET" });
+  const text = await response.body.text();
+  const line = /^chaingate_transactions\{state="confirmed"\} (\d+)/m.exec(text);
+  return line ? Number(line[1]) : 0;
+}
+
+/**
+ * Runs `count` requests with `concurrency` in flight from `sender` (whose nonce starts at 0), then
+ * waits until all `count` transactions are mined and `settled()` holds (chaingate: its tracker has
+ * recorded them confirmed). Returns the accepted rate (requests/s), the mined rate, per-request
+ * latencies and each process's CPU per transaction up to then (anvil's mining, chaingate's tracking).
+ */
+async function drive(
+  sender: string,
+  count: number,
+  concurrency: number,
+  one: (i: number) => Promise<void>,
+  settled: () => Promise<boolean> = async () => true,
+) {
   const latencies: number[] = [];
   let next = 0;
+  const firstBlock = await blockNumber();
   const start = performance.now();
   const cpu = process.cpuUsage();
   const anvilCpu = processCpuSeconds(pids.anvil);
@@ -64,8 +110,24 @@ async function drive(count: number, concurrency: number, one: (i: number) => Pro
   );
   const seconds = (performance.now() - start) / 1000;
   const used = process.cpuUsage(cpu);
+  const deadline = performance.now() + MINED_DEADLINE_MS;
+  let mined = await minedCount(sender);
+  while (mined < count && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    mined = await minedCount(sender);
+  }
+  const minedSeconds = (performance.now() - start) / 1000;
+  let done = await settled();
+  while (!done && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    done = await settled();
+  }
   return {
     rps: count / seconds,
+    /** Transactions mined per second, from the first request to the block holding the last one. */
+    minedRps: count / minedSeconds,
+    allMined: mined >= count && done,
+    blocks: (await blockNumber()) - firstBlock,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     /** The bench process: the client. */
@@ -128,15 +190,19 @@ async function directRound() {
   const account = await fundedAccount();
   const raws: Hex[] = [];
   for (let nonce = 0; nonce < COUNT; nonce++) raws.push(await account.signTransaction(transfer(nonce)));
-  return drive(COUNT, CONCURRENCY, (i) => sendRaw(i, raws[i]!));
+  return drive(account.address, COUNT, CONCURRENCY, (i) => sendRaw(i, raws[i]!));
 }
 
 /** A client that signs each transaction in its loop, then sends it: what any signer must at least pay. */
 async function directSignRound() {
   const account = await fundedAccount();
   let nonce = 0;
-  return drive(COUNT, CONCURRENCY, async (i) => sendRaw(i, await account.signTransaction(transfer(nonce++))));
+  return drive(account.address, COUNT, CONCURRENCY, async (i) =>
+    sendRaw(i, await account.signTransaction(transfer(nonce++))),
+  );
 }
+
+let gatewayRounds = 0;
 
 async function gatewayRound() {
   const { text } = await post(gateway, "/wallet", {
@@ -152,14 +218,22 @@ async function gatewayRound() {
     method: "anvil_setBalance",
     params: [address, `0x${parseEther("1000").toString(16)}`],
   });
-  return drive(COUNT, CONCURRENCY, async (i) => {
-    const { status, text: answer } = await post(gateway, "/transaction", {
-      wallet_id: walletId,
-      password: "bench",
-      transaction: { to: TO, value: String(i + 1) },
-    });
-    if (status !== 200) throw new Error(`POST /transaction failed: ${answer}`);
-  });
+  gatewayRounds++;
+  const expected = gatewayRounds * COUNT;
+  return drive(
+    address,
+    COUNT,
+    CONCURRENCY,
+    async (i) => {
+      const { status, text: answer } = await post(gateway, "/transaction", {
+        wallet_id: walletId,
+        password: "bench",
+        transaction: { to: TO, value: String(i + 1) },
+      });
+      if (status !== 200) throw new Error(`POST /transaction failed: ${answer}`);
+    },
+    async () => (await confirmedRecords()) >= expected,
+  );
 }
 
 try {
@@ -184,6 +258,8 @@ try {
       viaGateway.map((d) => ms(d.gatewayCpuMsPerRequest)),
       "anvil CPU ms/tx:",
       viaGateway.map((d) => ms(d.anvilCpuMsPerRequest)),
+      "all mined and confirmed:",
+      viaGateway.map((d) => d.allMined),
     );
   } else {
     const best = (xs: { rps: number }[]) => Math.max(...xs.map((x) => x.rps));
@@ -193,6 +269,7 @@ try {
     ) => ms(Math.min(...xs.map(f)));
     const results = {
       when: new Date().toISOString(),
+      node: BLOCK_TIME > 0 ? `anvil --block-time ${BLOCK_TIME}` : "anvil, automine (stalls under bursts)",
       transactions_per_round: COUNT,
       concurrency: CONCURRENCY,
       rounds: ROUNDS,
@@ -215,11 +292,24 @@ try {
       cpu_ms_per_tx_client_via_chaingate: least(viaGateway, (d) => d.cpuMsPerRequest),
       cpu_ms_per_tx_client_direct: least(direct, (d) => d.cpuMsPerRequest),
       cpu_ms_per_tx_client_sign_then_send: least(directSigned, (d) => d.cpuMsPerRequest),
+      // Every round's transactions mined (chaingate's also recorded confirmed) before the next round.
+      all_mined: [...direct, ...directSigned, ...viaGateway].every((d) => d.allMined),
       rounds_detail: {
         direct: direct.map((d) => round(d.rps)),
         direct_signing: directSigned.map((d) => round(d.rps)),
         chaingate: viaGateway.map((d) => round(d.rps)),
+        mined_tx_per_s: {
+          direct: direct.map((d) => round(d.minedRps)),
+          direct_signing: directSigned.map((d) => round(d.minedRps)),
+          chaingate: viaGateway.map((d) => round(d.minedRps)),
+        },
+        blocks: {
+          direct: direct.map((d) => d.blocks),
+          direct_signing: directSigned.map((d) => d.blocks),
+          chaingate: viaGateway.map((d) => d.blocks),
+        },
         chaingate_cpu_ms_per_tx: viaGateway.map((d) => ms(d.gatewayCpuMsPerRequest)),
+        anvil_cpu_ms_per_tx_via_chaingate: viaGateway.map((d) => ms(d.anvilCpuMsPerRequest)),
       },
     };
     console.table(Object.fromEntries(Object.entries(results).filter(([k]) => k !== "rounds_detail")));
