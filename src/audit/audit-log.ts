@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { newestFirstPage } from "../store/cursor-page.js";
 import type { Store } from "../store/database.js";
+import { insertRow } from "../store/insert-row.js";
 import { toJsonText } from "../store/json-text.js";
 import type { AuditDecision, AuditLogTable, Database } from "../store/schema.js";
 
@@ -81,7 +82,7 @@ export async function appendAudit(db: Kysely<Database>, entry: AuditEntry, now =
     tx_hash: entry.txHash ?? null,
     detail: entry.detail ? toJsonText(entry.detail) : null,
   };
-  await db.insertInto("audit_log").values(row).execute();
+  await insertRow(db, "audit_log", row);
 }
 
 const toRecord = (row: AuditLogTable): AuditRecord => ({

@@ -2,12 +2,19 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { LocalAccount } from "viem";
 
+/** A signer opened with a cached key, with what the store said of its wallet (immutable: owner, address). */
+export interface OpenedAccount {
+  account: LocalAccount;
+  address: string;
+  owner: string | null;
+}
+
 interface Entry {
   passwordTag: Buffer;
   derivedKey: Buffer;
   expiresAt: number;
-  /** Signers already opened with this key, by address index (saves decrypting on every request). */
-  accounts: Map<number, LocalAccount>;
+  /** Signers already opened with this key, by address index (saves reading and decrypting on every request). */
+  accounts: Map<number, OpenedAccount>;
 }
 
 export class UnlockCache {
@@ -44,12 +51,12 @@ export class UnlockCache {
   }
 
   /** The signer for one address, when the password matches a live entry that has opened it before. */
-  account(walletId: string, password: string, index: number): LocalAccount | undefined {
+  account(walletId: string, password: string, index: number): OpenedAccount | undefined {
     return this.entry(walletId, password)?.accounts.get(index);
   }
 
-  rememberAccount(walletId: string, password: string, index: number, account: LocalAccount): void {
-    this.entry(walletId, password)?.accounts.set(index, account);
+  rememberAccount(walletId: string, password: string, index: number, opened: OpenedAccount): void {
+    this.entry(walletId, password)?.accounts.set(index, opened);
   }
 
   set(walletId: string, password: string, derivedKey: Buffer): void {

@@ -5,6 +5,7 @@ import type { Hex } from "viem";
 import { appendAudit } from "../audit/audit-log.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
+import { insertRow } from "../store/insert-row.js";
 import type { Database } from "../store/schema.js";
 import { recordEvent } from "../webhooks/outbox.js";
 import { decodeCall } from "./decode-call.js";
@@ -159,20 +160,16 @@ export class PolicyGuard {
     if (facts.call.token) spends.push({ asset: facts.call.token.token, amount: facts.call.token.amount });
     // Replacements repeat a spend already counted.
     if (request.operation !== "replacement" && spends.length > 0) {
-      await trx
-        .insertInto("policy_spends")
-        .values(
-          spends.map((s) => ({
-            id: randomUUID(),
-            chain_id: request.chainId,
-            address: request.address.toLowerCase(),
-            asset: s.asset,
-            amount: s.amount.toString(),
-            tx_id: txId,
-            created_at: now,
-          })),
-        )
-        .execute();
+      for (const s of spends)
+        await insertRow(trx, "policy_spends", {
+          id: randomUUID(),
+          chain_id: request.chainId,
+          address: request.address.toLowerCase(),
+          asset: s.asset,
+          amount: s.amount.toString(),
+          tx_id: txId,
+          created_at: now,
+        });
     }
     await appendAudit(trx, { ...this.entryOf(admission), decision: "allowed", txHash }, now);
   }

@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
 import {
+  CompiledQuery,
   Kysely,
   type Migration,
   type MigrationProvider,
@@ -13,10 +14,11 @@ import {
 import pg from "pg";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { secureDatabaseFile } from "./data-dir.js";
-import { GroupCommit } from "./group-commit.js";
+import { type CommitDurability, GroupCommit } from "./group-commit.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import { ResilientDialect } from "./resilient-dialect.js";
 import type { Database } from "./schema.js";
+import { WalFlush } from "./wal-flush.js";
 
 export type StoreKind = "sqlite" | "postgres";
 
@@ -71,7 +73,8 @@ export async function openStore(
       sqlite.pragma("journal_mode = WAL");
       sqlite.pragma("busy_timeout = 5000");
       // Every commit is on disk before it is answered (a signed transaction's record survives a
-      // power cut, not only a crash): affordable because request writes share commits (GroupCommit).
+      // power cut, not only a crash): affordable because request writes share commits and their
+      // sync is done off the event loop (GroupCommit, WalFlush).
       sqlite.pragma("synchronous = FULL");
       sqlite.defaultSafeIntegers(false);
       db = new Kysely<Database>({
@@ -91,14 +94,24 @@ export async function openStore(
     });
   }
   await migrate(db);
+  const flush =
+    location.kind === "sqlite" && location.path !== ":memory:"
+      ? new WalFlush(`${location.path}-wal`)
+      : undefined;
+  const durability: CommitDurability | undefined = flush && {
+    relax: CompiledQuery.raw("pragma synchronous = NORMAL"),
+    restore: CompiledQuery.raw("pragma synchronous = FULL"),
+    flush: () => flush.flush(),
+  };
   // SQLite has one connection (groups queue on it anyway); PostgreSQL leaves pool room for reads.
-  const group = new GroupCommit(db, location.kind === "sqlite" ? 1 : 4);
+  const group = new GroupCommit(db, location.kind === "sqlite" ? 1 : 4, durability);
   return {
     db,
     kind: location.kind,
     group,
     close: async () => {
       await group.drain();
+      await flush?.close();
       await db.destroy();
     },
   };

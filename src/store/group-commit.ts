@@ -26,6 +26,18 @@ const ROLLBACK_TO = CompiledQuery.raw("rollback to savepoint job");
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/**
+ * How a group's commit reaches the disk when the store can do it off the event loop (file SQLite,
+ * see WalFlush): `relax` runs on the group's connection before its transaction (commit without
+ * syncing), `restore` after it, and `flush()` resolves once the commit is durable. Without it
+ * (PostgreSQL) the commit itself is durable when it returns.
+ */
+export interface CommitDurability {
+  relax: CompiledQuery;
+  restore: CompiledQuery;
+  flush(): Promise<void>;
+}
+
 /** Jobs per transaction: bounds how long one transaction holds its locks and how much one commit writes. */
 export const MAX_GROUP = 128;
 
@@ -54,12 +66,15 @@ export class GroupCommit {
   private queue: Job[] = [];
   private scheduled = false;
   private inFlight = 0;
+  /** Groups committed whose callers still wait for the flush (see CommitDurability). */
+  private flushing = 0;
   private readonly drained = new Set<() => void>();
 
   constructor(
     private readonly db: Kysely<Database>,
     /** Groups written at once (1 on SQLite, whose single connection serialises them anyway). */
     private readonly concurrency: number,
+    private readonly durability?: CommitDurability,
   ) {}
 
   /** Runs `work` in the next group; `key` names the row it locks first (e.g. a nonce ledger row). */
@@ -80,8 +95,18 @@ export class GroupCommit {
 
   /** Resolves once every job queued so far has settled (shutdown). */
   drain(): Promise<void> {
-    if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
+    if (this.idle()) return Promise.resolve();
     return new Promise((resolve) => this.drained.add(resolve));
+  }
+
+  private idle(): boolean {
+    return this.queue.length === 0 && this.inFlight === 0 && this.flushing === 0;
+  }
+
+  private settleDrain(): void {
+    if (!this.idle()) return;
+    for (const resolve of this.drained) resolve();
+    this.drained.clear();
   }
 
   private schedule(): void {
@@ -95,64 +120,95 @@ export class GroupCommit {
         this.inFlight++;
         void this.write(jobs).finally(() => {
           this.inFlight--;
-          if (this.queue.length === 0 && this.inFlight === 0) {
-            for (const resolve of this.drained) resolve();
-            this.drained.clear();
-          }
+          this.settleDrain();
           this.schedule();
         });
       }
     });
   }
 
+  /**
+   * Commits the group; once the commit is durable (at once, or after the flush, which the next
+   * group does not wait for) each job settles.
+   */
   private async write(jobs: Job[]): Promise<void> {
     if (jobs.length === 1) {
       // Alone: a plain transaction, no savepoint to pay for.
       const job = jobs[0]!;
-      await this.alone(job);
+      const outcome = await this.committed((trx) => job.context.runInAsyncScope(job.work, null, trx));
+      this.settle([job], outcome.ok ? [outcome] : [], outcome.ok ? undefined : outcome.error);
       return;
     }
     jobs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const outcomes: Outcome[] = [];
+    const group = await this.committed(async (trx) => {
+      for (const job of jobs) {
+        await trx.executeQuery(SAVEPOINT);
+        try {
+          const value = await job.context.runInAsyncScope(job.work, null, trx);
+          await trx.executeQuery(RELEASE);
+          outcomes.push({ ok: true, value });
+        } catch (error) {
+          // A failure of the connection itself fails this statement too, and with it the group.
+          await trx.executeQuery(ROLLBACK_TO);
+          await trx.executeQuery(RELEASE);
+          outcomes.push({ ok: false, error });
+        }
+      }
+    });
+    // The transaction as a whole is lost (connection gone, commit refused): nothing any job wrote
+    // was kept, and each caller hears why, as it would from its own transaction.
+    this.settle(jobs, outcomes, group.ok ? undefined : group.error);
+  }
+
+  /** Runs `work` in a transaction and commits it (without waiting for the disk where `durability` flushes later). */
+  private async committed(work: (trx: Transaction<Database>) => Promise<unknown>): Promise<Outcome> {
+    const { durability } = this;
     try {
-      await this.db.transaction().execute(async (trx) => {
-        for (const job of jobs) {
-          await trx.executeQuery(SAVEPOINT);
-          try {
-            const value = await job.context.runInAsyncScope(job.work, null, trx);
-            await trx.executeQuery(RELEASE);
-            outcomes.push({ ok: true, value });
-          } catch (error) {
-            // A failure of the connection itself fails this statement too, and with it the group.
-            await trx.executeQuery(ROLLBACK_TO);
-            await trx.executeQuery(RELEASE);
-            outcomes.push({ ok: false, error });
-          }
+      if (!durability) return { ok: true, value: await this.db.transaction().execute(work) };
+      // One connection held throughout, so no other transaction commits while syncing is relaxed.
+      return await this.db.connection().execute(async (connection) => {
+        await connection.executeQuery(durability.relax);
+        try {
+          return { ok: true, value: await connection.transaction().execute(work) };
+        } finally {
+          await connection.executeQuery(durability.restore);
         }
       });
     } catch (error) {
-      // The transaction as a whole is lost (connection gone, commit refused): nothing any job wrote
-      // was kept, and each caller hears why, as it would from its own transaction.
-      for (const job of jobs) job.reject(error);
-      return;
+      return { ok: false, error };
     }
-    const again: Job[] = [];
-    jobs.forEach((job, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) job.resolve(outcome.value);
-      else if (isConflict(outcome.error)) again.push(job);
-      else job.reject(outcome.error);
-    });
-    for (const job of again) await this.alone(job);
   }
 
-  private async alone(job: Job): Promise<void> {
-    try {
-      job.resolve(
-        await this.db.transaction().execute((trx) => job.context.runInAsyncScope(job.work, null, trx)),
-      );
-    } catch (error) {
-      job.reject(error);
-    }
+  /**
+   * Settles each job with its outcome once the commit is durable; jobs that lost a lock conflict
+   * run once more, alone. `lost` fails them all (the transaction did not commit).
+   */
+  private settle(jobs: Job[], outcomes: Outcome[], lost: unknown): void {
+    const finish = async () => {
+      if (lost !== undefined) {
+        for (const job of jobs) job.reject(lost);
+        return;
+      }
+      try {
+        await this.durability?.flush();
+      } catch (error) {
+        for (const job of jobs) job.reject(error);
+        return;
+      }
+      const again: Job[] = [];
+      jobs.forEach((job, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome.ok) job.resolve(outcome.value);
+        else if (isConflict(outcome.error) && jobs.length > 1) again.push(job);
+        else job.reject(outcome.error);
+      });
+      for (const job of again) await this.write([job]);
+    };
+    this.flushing++;
+    void finish().finally(() => {
+      this.flushing--;
+      this.settleDrain();
+    });
   }
 }

@@ -12,6 +12,7 @@ import {
   policyDenied,
 } from "../policies/policy-guard.js";
 import type { Store } from "../store/database.js";
+import { insertRow } from "../store/insert-row.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { recordEvent } from "../webhooks/outbox.js";
@@ -380,7 +381,7 @@ export class TransactionPipeline {
       idempotency_ref: op.kind === "filler" || replaces !== null ? null : (currentIdempotencyRef() ?? null),
       transport_id: op.transportId ?? null,
     };
-    await trx.insertInto("transactions").values(row).execute();
+    await insertRow(trx, "transactions", row);
     await recordEvent(trx, transactionEvent(row), now);
     return row;
   }

@@ -69,13 +69,44 @@ it(`more than ${MAX_BATCH} calls in one turn go as several batches`, async () =>
   const upstream = new HttpUpstream(proxy.url, 10_000);
   try {
     proxy.reset();
+    // Distinct reads (identical ones would share one call, see below).
     const answers = await Promise.all(
-      Array.from({ length: MAX_BATCH * 2 + 1 }, () =>
-        upstream.call({ method: "eth_chainId", params: [], batch: true }),
+      Array.from({ length: MAX_BATCH * 2 + 1 }, (_, i) =>
+        upstream.call({
+          method: "eth_getBalance",
+          params: [`0x${(i + 1).toString(16).padStart(40, "0")}`, "latest"],
+          batch: true,
+        }),
       ),
     );
-    expect(new Set(answers)).toEqual(new Set(["0x3e9"]));
+    expect(answers).toHaveLength(MAX_BATCH * 2 + 1);
+    expect(proxy.counts.get("eth_getBalance")).toBe(MAX_BATCH * 2 + 1);
     expect(proxy.requests).toBe(3);
+  } finally {
+    await upstream.close();
+  }
+});
+
+it("identical plain reads of one turn share one call of its batch; sends and other reads do not", async () => {
+  const upstream = new HttpUpstream(proxy.url, 10_000);
+  try {
+    proxy.reset();
+    const balance = () =>
+      upstream.call({ method: "eth_getBalance", params: [DEV_ACCOUNT, "latest"], batch: true });
+    const receipt = () =>
+      upstream.call({ method: "eth_getTransactionReceipt", params: [`0x${"ab".repeat(32)}`], batch: true });
+    const answers = await Promise.all([balance(), balance(), receipt(), receipt(), balance()]);
+    expect(proxy.requests).toBe(1);
+    expect(proxy.counts.get("eth_getBalance")).toBe(1);
+    // A receipt is an object a caller may change: each caller gets its own.
+    expect(proxy.counts.get("eth_getTransactionReceipt")).toBe(2);
+    expect(new Set([answers[0], answers[1], answers[4]]).size).toBe(1);
+    expect(BigInt(answers[0] as string)).toBeGreaterThan(0n);
+    // The next turn asks again: nothing is kept past its batch.
+    proxy.reset();
+    await Promise.all([balance(), balance()]);
+    expect(proxy.counts.get("eth_getBalance")).toBe(1);
+    expect(proxy.requests).toBe(1);
   } finally {
     await upstream.close();
   }

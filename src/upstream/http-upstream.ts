@@ -33,6 +33,21 @@ const DROPPED = new Set(["UND_ERR_SOCKET", "UND_ERR_CLOSED", "ECONNRESET", "EPIP
 /** Sends, which the node may have received before the drop: never repeated here. */
 const NOT_REPEATED = new Set(["eth_sendRawTransaction", "eth_sendTransaction", "eth_sendRawTransactionSync"]);
 
+/**
+ * Reads whose answer is a plain value, the same for every caller in one turn: identical ones share
+ * one call of the turn's batch (the signing pipeline asks the same sender's balance, the same
+ * recipient's code, for every request that arrives together).
+ */
+const SHARED_READS = new Set([
+  "eth_getCode",
+  "eth_getBalance",
+  "eth_getTransactionCount",
+  "eth_blockNumber",
+  "eth_chainId",
+  "eth_gasPrice",
+  "eth_maxPriorityFeePerGas",
+]);
+
 function isDropped(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
   return typeof code === "string" && DROPPED.has(code);
@@ -83,6 +98,8 @@ export class HttpUpstream {
 
   /** Calls waiting for this turn's batch (see `call`). */
   private waiting: Waiting[] = [];
+  /** This turn's shared reads (SHARED_READS), by method and parameters. */
+  private shared = new Map<string, Promise<unknown>>();
   /** Cleared when the node refused a batch: it is then asked one call at a time. */
   private batches = true;
 
@@ -93,9 +110,14 @@ export class HttpUpstream {
    */
   call(call: UpstreamCall): Promise<unknown> {
     if (!call.batch || !this.batches) return this.single(call);
-    return new Promise((resolve, reject) => {
+    const key = SHARED_READS.has(call.method) ? `${call.method}${JSON.stringify(call.params)}` : undefined;
+    const same = key === undefined ? undefined : this.shared.get(key);
+    if (same) return same;
+    const answer = new Promise((resolve, reject) => {
       if (this.waiting.push({ call, resolve, reject }) === 1) setImmediate(() => this.flush());
     });
+    if (key !== undefined) this.shared.set(key, answer);
+    return answer;
   }
 
   private async single({ method, params }: UpstreamCall): Promise<unknown> {
@@ -120,6 +142,7 @@ export class HttpUpstream {
   private flush(): void {
     const waiting = this.waiting;
     this.waiting = [];
+    this.shared.clear();
     for (let i = 0; i < waiting.length; i += MAX_BATCH) {
       const part = waiting.slice(i, i + MAX_BATCH);
       if (part.length === 1) {

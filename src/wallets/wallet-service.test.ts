@@ -63,6 +63,31 @@ describe("wallet service", () => {
     await expect(service.unlock(record!.id, 1, "not-pw")).rejects.toMatchObject({ code: "WRONG_PASSWORD" });
   });
 
+  it("a cached signer is answered without reading the store, and still only to the wallet's own tenant", async () => {
+    const [record] = await service.create(
+      { type: "KEYSTORE_V3", password: "pw", addressQuantity: 1 },
+      "tenant-a",
+    );
+    const first = await service.unlock(record!.id, 0, "pw", "tenant-a");
+    // The store is closed to this service from here on: a read would throw.
+    const closed = new WalletService({
+      store: { ...store, db: undefined as never },
+      deriver,
+      cache,
+      kdf: "light",
+      maxAddresses: 100,
+      now: () => now,
+    });
+    const again = await closed.unlock(record!.id, 0, "pw", "tenant-a");
+    expect(again.account).toBe(first.account);
+    expect(again.address).toBe(first.address);
+    await expect(closed.unlock(record!.id, 0, "pw", "tenant-b")).rejects.toMatchObject({
+      code: "WALLET_NOT_FOUND",
+    });
+    // The operator (no tenant) reaches every wallet, as through the store.
+    expect((await closed.unlock(record!.id, 0, "pw")).account).toBe(first.account);
+  });
+
   it("a locked wallet refuses guesses without running the KDF", async () => {
     const [record] = await service.create({ type: "KEYSTORE_V3", password: "pw", addressQuantity: 1 });
     cache.delete(record!.id);

@@ -216,8 +216,16 @@ export class WalletService {
     password: string,
     owner: string | null = null,
   ): Promise<UnlockedAddress> {
-    // The wallet and the address in one read (every signature starts here); which one is missing
-    // is asked only when the pair is not found.
+    // A signer opened before with this password needs neither the store nor a decryption: what it
+    // was opened with (wallet owner, address, keystore) never changes once written.
+    const opened = this.options.cache.account(id, password, index);
+    if (opened) {
+      // Another tenant's wallet is indistinguishable from a missing one.
+      if (owner !== null && opened.owner !== owner) throw walletNotFound(id);
+      return { walletId: id, index, address: opened.address, account: opened.account };
+    }
+    // The wallet and the address in one read; which one is missing is asked only when the pair is
+    // not found.
     const found = await this.options.store.db
       .selectFrom("wallets as w")
       .innerJoin("wallet_addresses as a", "a.wallet_id", "w.id")
@@ -231,17 +239,13 @@ export class WalletService {
       throw addressNotFound(id, index);
     }
     const { address, keystore: keystoreText, ...wallet } = found;
-    // Another tenant's wallet is indistinguishable from a missing one.
     if (owner !== null && wallet.owner !== owner) throw walletNotFound(id);
     const keystore = parseKeystore(keystoreText);
     const derivedKey = await this.derivedKey(wallet, keystore.sealed, password, owner);
-    // A signer opened before with this password is reused: no decryption, no public-key derivation.
-    const opened = this.options.cache.account(id, password, index);
-    if (opened) return { walletId: id, index, address, account: opened };
     const privateKey = unseal(keystore.sealed, derivedKey);
     const account = signingAccount(bytesToHex(privateKey));
     privateKey.fill(0);
-    this.options.cache.rememberAccount(id, password, index, account);
+    this.options.cache.rememberAccount(id, password, index, { account, address, owner: wallet.owner });
     return { walletId: id, index, address, account };
   }
 

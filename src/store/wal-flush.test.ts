@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "kysely";
+import { afterAll, expect, it } from "vitest";
+import { openStore } from "./database.js";
+import { WalFlush } from "./wal-flush.js";
+
+const dir = mkdtempSync(join(tmpdir(), "chaingate-wal-flush-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+it("a flush asked while one runs waits for the next, which every later asker shares", async () => {
+  const path = join(dir, "file-wal");
+  writeFileSync(path, "frames");
+  const flush = new WalFlush(path);
+  const first = flush.flush();
+  const second = flush.flush();
+  const third = flush.flush();
+  // The running flush may have started before the second commit: the second waits for another.
+  expect(second).not.toBe(first);
+  expect(third).toBe(second);
+  await Promise.all([first, second, third]);
+  // Nothing runs now: the next asker starts its own.
+  const fourth = flush.flush();
+  expect(fourth).not.toBe(second);
+  await fourth;
+  await flush.close();
+});
+
+it("a flush that cannot reach the file fails as a store fault not to be repeated blindly", async () => {
+  const flush = new WalFlush(join(dir, "missing-wal"));
+  await expect(flush.flush()).rejects.toMatchObject({ code: "STORE_UNAVAILABLE", retryable: false });
+  await flush.close();
+});
+
+it("group commits on a SQLite file relax syncing only for their own commit: the connection is left at FULL", async () => {
+  const store = await openStore({ kind: "sqlite", path: join(dir, "store.db") });
+  try {
+    const synchronous = async () =>
+      (await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db)).rows[0]?.synchronous;
+    expect(await synchronous()).toBe(2);
+    const written = await Promise.all(
+      ["a", "b", "c"].map((address) =>
+        store.group.run(async (trx) => {
+          await trx.insertInto("nonce_ledger").values({ chain_id: 1, address, next_nonce: 0 }).execute();
+          return address;
+        }),
+      ),
+    );
+    expect(written).toEqual(["a", "b", "c"]);
+    expect(await synchronous()).toBe(2);
+    // A job alone (no savepoints) takes the same path.
+    await store.group.run((trx) =>
+      trx.insertInto("nonce_ledger").values({ chain_id: 1, address: "d", next_nonce: 0 }).execute(),
+    );
+    expect(await synchronous()).toBe(2);
+    expect(
+      await store.db.selectFrom("nonce_ledger").select("address").where("chain_id", "=", 1).execute(),
+    ).toHaveLength(4);
+  } finally {
+    await store.close();
+  }
+});

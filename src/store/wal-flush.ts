@@ -1,0 +1,76 @@
+/** Makes SQLite commits durable off the event loop: one fdatasync of the WAL, shared by every commit before it. */
+import { close, fdatasync, open } from "node:fs";
+import { promisify } from "node:util";
+import { ChaingateError } from "../errors/chaingate-error.js";
+
+const openFile = promisify(open);
+const syncFile = promisify(fdatasync);
+const closeFile = promisify(close);
+
+/**
+ * With `synchronous = FULL` SQLite fsyncs the WAL inside every commit, and better-sqlite3 runs that
+ * on the main thread: the whole process waits for the disk (1–2 ms a commit on this class of
+ * machine, the largest single cost of a signed transaction). A group commit instead commits with
+ * `synchronous = NORMAL` (the WAL frames are written, not yet synced) and waits here, on libuv's
+ * thread pool, before it answers anyone. The WAL is append-only between checkpoints and fdatasync
+ * covers every byte written to the file before it started, whichever descriptor wrote it, so one
+ * flush makes every earlier commit durable: a commit made while a flush is running waits for the
+ * next one, which then serves every commit made meanwhile.
+ */
+export class WalFlush {
+  private fd: Promise<number> | undefined;
+  /** The flush on the disk now. */
+  private running: Promise<void> | undefined;
+  /** The flush that starts when `running` ends: it covers commits made after `running` began. */
+  private queued: Promise<void> | undefined;
+
+  constructor(private readonly walPath: string) {}
+
+  /** Resolves once every commit made before this call is on disk. */
+  flush(): Promise<void> {
+    if (this.queued) return this.queued;
+    if (!this.running) return this.start();
+    this.queued = this.running
+      .catch(() => {})
+      .then(() => {
+        this.queued = undefined;
+        return this.start();
+      });
+    return this.queued;
+  }
+
+  private start(): Promise<void> {
+    const run = this.sync().finally(() => {
+      if (this.running === run) this.running = undefined;
+    });
+    this.running = run;
+    return run;
+  }
+
+  private async sync(): Promise<void> {
+    try {
+      // The WAL exists from the first write in WAL mode until the last connection closes.
+      this.fd ??= openFile(this.walPath, "r").catch((error: unknown) => {
+        this.fd = undefined;
+        throw error;
+      });
+      await syncFile(await this.fd);
+    } catch (error) {
+      // The commit is in the database but may not survive a power cut: not safe to repeat blindly.
+      throw new ChaingateError(`Cannot make the store's commit durable: ${(error as Error).message}`, {
+        code: "STORE_UNAVAILABLE",
+        retryable: false,
+        cause: error,
+      });
+    }
+  }
+
+  /** After the last commit's flush (the store's close). */
+  async close(): Promise<void> {
+    await this.queued?.catch(() => {});
+    await this.running?.catch(() => {});
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd) await closeFile(await fd).catch(() => {});
+  }
+}
