@@ -18,6 +18,7 @@ import { type CommitDurability, GroupCommit } from "./group-commit.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import { ResilientDialect } from "./resilient-dialect.js";
 import type { Database } from "./schema.js";
+import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WalFlush } from "./wal-flush.js";
 
 export type StoreKind = "sqlite" | "postgres";
@@ -63,6 +64,7 @@ export async function openStore(
   onFault: StoreFaultListener = () => {},
 ): Promise<Store> {
   let db: Kysely<Database>;
+  let sqliteFile: SQLite.Database | undefined;
   try {
     if (location.kind === "sqlite") {
       if (location.path !== ":memory:") {
@@ -76,6 +78,7 @@ export async function openStore(
       // power cut, not only a crash): affordable because request writes share commits and their
       // sync is done off the event loop (GroupCommit, WalFlush).
       sqlite.pragma("synchronous = FULL");
+      if (location.path !== ":memory:") sqliteFile = sqlite;
       sqlite.defaultSafeIntegers(false);
       db = new Kysely<Database>({
         dialect: new ResilientDialect(new SqliteDialect({ database: withStatementCache(sqlite) })),
@@ -94,6 +97,15 @@ export async function openStore(
     });
   }
   await migrate(db);
+  let checkpointer: WalCheckpointer | undefined;
+  if (sqliteFile && location.kind === "sqlite") {
+    const connection = sqliteFile;
+    // Checkpoints leave the request connection for a worker; if the worker dies, they come back.
+    connection.pragma("wal_autocheckpoint = 0");
+    checkpointer = new WalCheckpointer(location.path, onFault, () =>
+      connection.pragma("wal_autocheckpoint = 1000"),
+    );
+  }
   const flush =
     location.kind === "sqlite" && location.path !== ":memory:"
       ? new WalFlush(`${location.path}-wal`)
@@ -112,6 +124,7 @@ export async function openStore(
     close: async () => {
       await group.drain();
       await flush?.close();
+      await checkpointer?.close();
       await db.destroy();
     },
   };

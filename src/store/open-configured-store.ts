@@ -12,8 +12,15 @@ export function storeLocation(config: Config): StoreLocation {
 }
 
 export async function openConfiguredStore(config: Config, deps: Lifecycle): Promise<Store> {
-  const store = await openStore(storeLocation(config), (error) =>
-    deps.logger.warn({ err: error }, "database connection lost; the next query opens a fresh one"),
+  const location = storeLocation(config);
+  const store = await openStore(location, (error) =>
+    location.kind === "postgres"
+      ? deps.logger.warn({ err: error }, "database connection lost; the next query opens a fresh one")
+      : // The SQLite file's checkpoint worker: checkpoints go back to the request connection.
+        deps.logger.warn(
+          { err: error },
+          "WAL checkpoint worker failed; the request connection checkpoints again",
+        ),
   );
   deps.shutdown.add("store", () => store.close());
   return store;
