@@ -101,6 +101,8 @@ export class WalCheckpointer {
     if (this.closed) return;
     this.closed = true;
     const exited = new Promise((resolve) => this.worker.once("exit", resolve));
+    // Waited for: the process must not end (with an unsettled await) before the worker has.
+    this.worker.ref();
     this.worker.postMessage("close");
     await exited;
   }
