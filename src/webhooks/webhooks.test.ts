@@ -110,6 +110,20 @@ describeEachStore("webhooks", (target) => {
     await fetch(`${rt.url}/webhooks/${hook.id}`, { method: "DELETE" });
   });
 
+  it("a burst of transfers from one wallet (broadcasts marked sent together): each has its whole lifecycle, once", async () => {
+    const hook = await register(["transaction.*"]);
+    const w = await wallet(rt.url);
+    const txs = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => transfer(rt.url, w.id, String(i + 1))),
+    );
+    expect(new Set(txs.map((t) => t.tx_hash)).size).toBe(12);
+    expect(
+      await waitUntil(() => txs.every((t) => ofTransaction(receiver, t.tx_hash).length >= 4), 120_000),
+    ).toBe(true);
+    for (const t of txs) expectLifecycle(ofTransaction(receiver, t.tx_hash), hook.secret);
+    await fetch(`${rt.url}/webhooks/${hook.id}`, { method: "DELETE" });
+  });
+
   it("with the receiver down, every event arrives once it is back, in order; a delivery can be sent again by hand", async () => {
     const hook = await register(["transaction.*"]);
     await receiver.down();
