@@ -172,6 +172,8 @@ export class GroupCommit {
         try {
           return { ok: true, value: await connection.transaction().execute(work) };
         } finally {
+          // A pragma that only sets a flag: it fails only with the connection, and then nothing
+          // more commits on it in either mode.
           await connection.executeQuery(durability.restore);
         }
       });
