@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { appendAudit } from "../audit/audit-log.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
+import { PreparedQuery } from "../store/prepared-query.js";
 import type { PoliciesTable } from "../store/schema.js";
 import type { Policy, PolicyRules } from "./policy-rules.js";
 
@@ -24,6 +25,21 @@ const toPolicy = (row: PoliciesTable): Policy => ({
 });
 
 const invalidPolicy = (message: string) => new ChaingateError(message, { code: "INVALID_POLICY" });
+
+/** The policies bound to a wallet, a key, or either (every signature reads one: compiled once, see PreparedQuery). */
+const BY_WALLET = new PreparedQuery((db, slot) =>
+  db.selectFrom("policies").selectAll().where("wallet_id", "=", slot<string>(0)).orderBy("created_at"),
+);
+const BY_KEY = new PreparedQuery((db, slot) =>
+  db.selectFrom("policies").selectAll().where("api_key_id", "=", slot<string>(0)).orderBy("created_at"),
+);
+const BY_WALLET_OR_KEY = new PreparedQuery((db, slot) =>
+  db
+    .selectFrom("policies")
+    .selectAll()
+    .where((eb) => eb.or([eb("wallet_id", "=", slot<string>(0)), eb("api_key_id", "=", slot<string>(1))]))
+    .orderBy("created_at"),
+);
 
 export class PolicyStore {
   constructor(private readonly store: Store) {}
@@ -106,17 +122,12 @@ export class PolicyStore {
   /** Every policy bound to this wallet or this key (a policy naming both needs both). */
   async applying(walletId: string | null, apiKeyId: string | null): Promise<Policy[]> {
     if (walletId === null && apiKeyId === null) return [];
-    const rows = await this.store.db
-      .selectFrom("policies")
-      .selectAll()
-      .where((eb) =>
-        eb.or([
-          ...(walletId === null ? [] : [eb("wallet_id", "=", walletId)]),
-          ...(apiKeyId === null ? [] : [eb("api_key_id", "=", apiKeyId)]),
-        ]),
-      )
-      .orderBy("created_at")
-      .execute();
+    const { rows } =
+      apiKeyId === null
+        ? await BY_WALLET.execute(this.store.db, [walletId])
+        : walletId === null
+          ? await BY_KEY.execute(this.store.db, [apiKeyId])
+          : await BY_WALLET_OR_KEY.execute(this.store.db, [walletId, apiKeyId]);
     return rows
       .filter(
         (row) =>

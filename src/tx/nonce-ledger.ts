@@ -2,10 +2,21 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import { getAddress } from "viem";
 import type { Store } from "../store/database.js";
+import { PreparedQuery } from "../store/prepared-query.js";
 import type { Database } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 
 type Db = Kysely<Database> | Transaction<Database>;
+
+/** Takes the next nonce (every signed transaction runs it: compiled once, see PreparedQuery). */
+const ALLOCATE = new PreparedQuery((db, slot) =>
+  db
+    .updateTable("nonce_ledger")
+    .set((eb) => ({ next_nonce: eb("next_nonce", "+", 1) }))
+    .where("chain_id", "=", slot<number>(0))
+    .where("address", "=", slot<string>(1))
+    .returning("next_nonce"),
+);
 
 export class NonceLedger {
   /** (chain, address) pairs this process has already aligned with the chain since it started. */
@@ -109,13 +120,7 @@ export class NonceLedger {
    * locked until it ends). One statement: the increment locks the row and says what it was.
    */
   async allocate(trx: Transaction<Database>, chainId: number, address: string): Promise<number> {
-    const row = await trx
-      .updateTable("nonce_ledger")
-      .set((eb) => ({ next_nonce: eb("next_nonce", "+", 1) }))
-      .where("chain_id", "=", chainId)
-      .where("address", "=", address.toLowerCase())
-      .returning("next_nonce")
-      .executeTakeFirst();
+    const [row] = (await ALLOCATE.execute(trx, [chainId, address.toLowerCase()])).rows;
     if (!row) throw new Error(`nonce ledger has no row for ${address} on chain ${chainId}; sync first`);
     return Number(row.next_nonce) - 1;
   }
