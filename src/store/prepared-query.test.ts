@@ -68,7 +68,7 @@ describeEachStore("PreparedQuery", (target) => {
         .selectFrom("nonce_ledger")
         .selectAll()
         .where("chain_id", "=", slot<number>(0))
-        .where(sql.raw(`address = '${String(slot<string>(1))}'`)),
+        .where(sql.raw<boolean>(`address = '${String(slot<string>(1))}'`)),
     );
     await expect(wrong.execute(store.db, [1, "a"])).rejects.toThrow(/2 arguments, 1 slots/);
   });
