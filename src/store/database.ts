@@ -1,5 +1,5 @@
 /** Opens the store (SQLite file by default, PostgreSQL with a URL) and runs migrations. */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
 import {
@@ -106,10 +106,7 @@ export async function openStore(
       connection.pragma("wal_autocheckpoint = 1000"),
     );
   }
-  const flush =
-    location.kind === "sqlite" && location.path !== ":memory:"
-      ? new WalFlush(`${location.path}-wal`)
-      : undefined;
+  const flush = sqliteFile && location.kind === "sqlite" ? walFlushFor(location.path) : undefined;
   const durability: CommitDurability | undefined = flush && {
     relax: CompiledQuery.raw("pragma synchronous = NORMAL"),
     restore: CompiledQuery.raw("pragma synchronous = FULL"),
@@ -128,6 +125,15 @@ export async function openStore(
       await db.destroy();
     },
   };
+}
+
+/**
+ * SQLite names the WAL after the database file's real path (a symlinked file has its WAL beside the
+ * target). Where it cannot be found, group commits keep syncing inside the commit instead.
+ */
+function walFlushFor(path: string): WalFlush | undefined {
+  const wal = `${realpathSync(path)}-wal`;
+  return existsSync(wal) ? new WalFlush(wal) : undefined;
 }
 
 /**

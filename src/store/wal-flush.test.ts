@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
@@ -59,5 +59,36 @@ it("group commits on a SQLite file relax syncing only for their own commit: the 
     ).toHaveLength(4);
   } finally {
     await store.close();
+  }
+});
+
+it("a database reached through a symlink commits groups durably and reopens with every row", async () => {
+  const real = join(dir, "real.db");
+  const first = await openStore({ kind: "sqlite", path: real });
+  await first.close();
+  const link = join(dir, "link.db");
+  symlinkSync(real, link);
+  const store = await openStore({ kind: "sqlite", path: link });
+  try {
+    await Promise.all(
+      ["a", "b", "c"].map((address) =>
+        store.group.run((trx) =>
+          trx.insertInto("nonce_ledger").values({ chain_id: 3, address, next_nonce: 0 }).execute(),
+        ),
+      ),
+    );
+  } finally {
+    await store.close();
+  }
+  const again = await openStore({ kind: "sqlite", path: real });
+  try {
+    const rows = await again.db
+      .selectFrom("nonce_ledger")
+      .select("address")
+      .where("chain_id", "=", 3)
+      .execute();
+    expect(rows.map((r) => r.address).sort()).toEqual(["a", "b", "c"]);
+  } finally {
+    await again.close();
   }
 });
