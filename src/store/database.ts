@@ -101,8 +101,9 @@ export async function openStore(
   if (sqliteFile && location.kind === "sqlite") {
     const connection = sqliteFile;
     // Checkpoints leave the request connection for a worker; if the worker dies, they come back.
+    // The worker watches the WAL beside the file's real path (where SQLite puts it).
     connection.pragma("wal_autocheckpoint = 0");
-    checkpointer = new WalCheckpointer(location.path, onFault, () =>
+    checkpointer = new WalCheckpointer(realpathSync(location.path), onFault, () =>
       connection.pragma("wal_autocheckpoint = 1000"),
     );
   }

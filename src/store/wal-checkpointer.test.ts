@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
@@ -66,4 +66,28 @@ it("a worker that cannot run is reported once, and checkpointing goes back to th
   expect(faults[0]!.message).toMatch(/WAL checkpoint worker failed: .*(CANTOPEN|unable to open)/);
   await checkpointer.close();
   expect(fellBack).toBe(1);
+});
+
+it("through a symlinked database file the worker still watches the WAL SQLite writes (beside the target)", async () => {
+  const real = join(dir, "real.db");
+  await (await openStore({ kind: "sqlite", path: real })).close();
+  const link = join(dir, "link.db");
+  symlinkSync(real, link);
+  const store = await openStore({ kind: "sqlite", path: link });
+  try {
+    const before = statSync(real).size;
+    const payload = "y".repeat(2_000);
+    let n = 0;
+    while (statSync(`${real}-wal`).size < CHECKPOINT_AT_BYTES) {
+      await store.group.run((trx) =>
+        trx
+          .insertInto("nonce_ledger")
+          .values({ chain_id: 7, address: `${payload}${n++}`, next_nonce: 0 })
+          .execute(),
+      );
+    }
+    await until(() => statSync(real).size >= before + n * payload.length, "the checkpoint");
+  } finally {
+    await store.close();
+  }
 });
