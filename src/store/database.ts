@@ -18,7 +18,7 @@ import { type CommitDurability, GroupCommit } from "./group-commit.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import { ResilientDialect } from "./resilient-dialect.js";
 import type { Database } from "./schema.js";
-import { WalCheckpointer } from "./wal-checkpointer.js";
+import { REQUEST_CHECKPOINT_PAGES, WalCheckpointer } from "./wal-checkpointer.js";
 import { WalFlush } from "./wal-flush.js";
 
 export type StoreKind = "sqlite" | "postgres";
@@ -101,8 +101,12 @@ export async function openStore(
   if (sqliteFile && location.kind === "sqlite") {
     const connection = sqliteFile;
     // Checkpoints leave the request connection for a worker; if the worker dies, they come back.
-    // The worker watches the WAL beside the file's real path (where SQLite puts it).
-    connection.pragma("wal_autocheckpoint = 0");
+    // The worker watches the WAL beside the file's real path (where SQLite puts it). The request
+    // connection keeps a checkpoint of its own at REQUEST_CHECKPOINT_PAGES: under writes that never
+    // pause, a checkpoint running beside the writer never finds the WAL fully copied, so the WAL
+    // would never start over; the writer's own, rare and short (the worker has copied nearly
+    // everything), lets it.
+    connection.pragma(`wal_autocheckpoint = ${REQUEST_CHECKPOINT_PAGES}`);
     checkpointer = new WalCheckpointer(realpathSync(location.path), onFault, () =>
       connection.pragma("wal_autocheckpoint = 1000"),
     );

@@ -4,6 +4,11 @@ import { Worker } from "node:worker_threads";
 
 /** WAL size past which the worker copies it into the database (SQLite's own default: 1,000 pages). */
 export const CHECKPOINT_AT_BYTES = 4 * 1024 * 1024;
+/**
+ * WAL pages (4 KB) past which the request connection checkpoints in its commit after all (16 MB):
+ * what bounds the WAL under writes that never pause (see WalCheckpointer).
+ */
+export const REQUEST_CHECKPOINT_PAGES = 4096;
 /** How often the worker looks at the WAL's size (a stat; nothing else when there is nothing to do). */
 const LOOK_EVERY_MS = 100;
 
@@ -11,10 +16,13 @@ const LOOK_EVERY_MS = 100;
  * SQLite checkpoints in the commit that takes the WAL past 1,000 pages: that commit copies every
  * page into the database file and syncs both, on the main thread (8–34 ms on this class of
  * machine, a stall of every request; half of all commit time in the transaction bench). The
- * request connection is opened with `wal_autocheckpoint = 0` instead, and a worker thread with
- * its own connection runs `wal_checkpoint(PASSIVE)` whenever the WAL has grown past
+ * request connection checkpoints only past REQUEST_CHECKPOINT_PAGES instead, and a worker thread
+ * with its own connection runs `wal_checkpoint(PASSIVE)` whenever the WAL has grown past
  * CHECKPOINT_AT_BYTES: a passive checkpoint never blocks the writer, and the writer starts the WAL
- * over once everything in it has been copied. Plain CommonJS, evaluated: the same code runs from
+ * over once everything in it has been copied. Under writes that never pause that moment never
+ * comes (frames are appended while the worker copies), and the WAL would grow without bound (488 MB
+ * in 15 s of 16 writers); the request connection's own checkpoint at 16 MB then copies the little
+ * the worker has not (the writer is paused for it) and lets the WAL start over. Plain CommonJS, evaluated: the same code runs from
  * the built service and from the tests.
  */
 const WORKER = `
