@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, helpText, loadConfig } from "./load-config.js";
 import { OPTIONS } from "./options.js";
 
@@ -15,6 +15,17 @@ function problemsOf(fn: () => unknown): readonly string[] {
   }
   throw new Error("expected a ConfigError");
 }
+
+/** A directory for this file's config files, removed when its tests end. */
+const dirs: string[] = [];
+function configDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "chaingate-config-"));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 describe("configuration", () => {
   it("has the documented defaults and runs the embedded devnet without upstreams", () => {
@@ -35,7 +46,7 @@ describe("configuration", () => {
   });
 
   it("takes flags over the environment over the file", () => {
-    const dir = mkdtempSync(join(tmpdir(), "chaingate-config-"));
+    const dir = configDir();
     const file = join(dir, "c.json");
     writeFileSync(file, JSON.stringify({ port: 1111, host: "0.0.0.0", logLevel: "debug" }));
     const config = loadConfig({
@@ -54,7 +65,7 @@ describe("configuration", () => {
   });
 
   it("reads several chains with several upstreams from a config file", () => {
-    const dir = mkdtempSync(join(tmpdir(), "chaingate-config-"));
+    const dir = configDir();
     const file = join(dir, "c.json");
     writeFileSync(
       file,
@@ -95,7 +106,7 @@ describe("configuration", () => {
   });
 
   it("rejects bad config files with the file's path and the field", () => {
-    const dir = mkdtempSync(join(tmpdir(), "chaingate-config-"));
+    const dir = configDir();
     const file = join(dir, "c.json");
     writeFileSync(
       file,

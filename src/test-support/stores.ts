@@ -1,6 +1,6 @@
 /** Store targets for tests: SQLite always, PostgreSQL when reachable, each in its own throwaway database. */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -34,7 +34,8 @@ export async function tempStore(target: StoreTarget): Promise<TempStore> {
     return {
       location: { kind: "sqlite", path: join(dir, "test.sqlite") },
       databaseUrl: undefined,
-      drop: async () => {},
+      // The file and its WAL go with the directory (a run leaves nothing in the temp folder).
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
   const adminUrl = inject("postgresUrl");
