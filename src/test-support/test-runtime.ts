@@ -51,10 +51,18 @@ export async function startTestRuntime(
   const logger = options.logLines
     ? createLogger("debug", { write: (line: string) => void options.logLines!.push(line) })
     : pino({ level: "silent" });
-  const runtime = await startChaingate(config, {
-    logger,
-    ...(options.relay === undefined ? {} : { relay: options.relay }),
-  });
+  let runtime: Awaited<ReturnType<typeof startChaingate>>;
+  try {
+    runtime = await startChaingate(config, {
+      logger,
+      ...(options.relay === undefined ? {} : { relay: options.relay }),
+    });
+  } catch (error) {
+    // A start that is refused (a test of a bad configuration) leaves nothing behind either.
+    if (!external) await store.drop();
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   const post = async (path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${runtime.url}${path}`, {
       method: "POST",
