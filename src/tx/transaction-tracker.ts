@@ -1,11 +1,10 @@
 /** Follows every signed transaction to its receipt and confirmations; resends what the node lost. */
-import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Hex, LocalAccount } from "viem";
 import { isChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
-import type { Database, TransactionsTable } from "../store/schema.js";
+import type { TransactionsTable } from "../store/schema.js";
 import { askHead } from "../upstream/ask-head.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { recordEvent } from "../webhooks/outbox.js";
@@ -56,6 +55,15 @@ const QUEUED_GRACE_MS = 10_000;
  */
 export const RECONCILE_DEPTH = 64;
 
+/** Rows moved the same way together (see TransactionTracker.update). */
+interface MoveBatch {
+  rows: TransactionsTable[];
+  done: Promise<void>;
+}
+
+/** Rows one move statement may name (far below every driver's parameter limit). */
+const MAX_MOVE_BATCH = 500;
+
 export class TransactionTracker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -67,6 +75,9 @@ export class TransactionTracker {
   private readonly unsubscribe: (() => void)[] = [];
   /** Stuck transactions whose fee bump a policy refused: not tried again before this time. */
   private readonly bumpRefusedUntil = new Map<string, number>();
+
+  /** Moves waiting for their job, by how they move a row (see update). */
+  private readonly moves = new Map<string, MoveBatch>();
 
   constructor(private readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
@@ -114,30 +125,53 @@ export class TransactionTracker {
       .execute();
   }
 
-  /** Moves a row on, if no one else did first; a new state is announced in the same database transaction. */
-  private async update(
+  /**
+   * Moves a row on, if no one else did first; a new state is announced in the same database
+   * transaction. Rows moved the same way in one turn (a pass's rows of one block, from the same
+   * state, with the same values) share one job and one `UPDATE … WHERE id IN (…)`: one statement
+   * and one savepoint for the block, not one each. Each caller hears once the commit is durable.
+   */
+  private update(
     row: TransactionsTable,
     set: Partial<TransactionsTable>,
     /** A state the row reaches at once after `set.state` (both are announced, in order). */
     then?: TransactionsTable["state"],
   ): Promise<void> {
-    const now = this.now();
-    const change = (db: Kysely<Database>) =>
-      db
+    const key = JSON.stringify([row.state, set, then ?? null], (_, v) =>
+      typeof v === "bigint" ? `${v}n` : v,
+    );
+    const open = this.moves.get(key);
+    if (open && open.rows.length < MAX_MOVE_BATCH) {
+      open.rows.push(row);
+      return open.done;
+    }
+    const batch: MoveBatch = { rows: [row], done: Promise.resolve() };
+    this.moves.set(key, batch);
+    batch.done = this.options.store.group.run(async (trx) => {
+      // From here on, rows moved this way go to a new batch (this one may be run again, alone).
+      if (this.moves.get(key) === batch) this.moves.delete(key);
+      const now = this.now();
+      const updated = await trx
         .updateTable("transactions")
         .set({ ...set, ...(then === undefined ? {} : { state: then }), updated_at: now })
-        .where("id", "=", row.id)
+        .where(
+          "id",
+          "in",
+          batch.rows.map((r) => r.id),
+        )
         .where("state", "=", row.state)
-        .executeTakeFirst();
-    // Rows of one pass are updated concurrently, so they share a commit (GroupCommit); only a new
-    // state is an event, announced in the same transaction.
-    await this.options.store.group.run(async (trx) => {
-      if (Number((await change(trx)).numUpdatedRows) !== 1) return;
-      const changed = { ...row, ...set, updated_at: now };
-      if (set.state !== undefined && set.state !== row.state)
-        await recordEvent(trx, transactionEvent(changed), now);
-      if (then !== undefined) await recordEvent(trx, transactionEvent({ ...changed, state: then }), now);
+        .returning("id")
+        .execute();
+      const changed = new Set(updated.map((u) => u.id));
+      for (const r of batch.rows) {
+        if (!changed.has(r.id)) continue;
+        const moved = { ...r, ...set, updated_at: now };
+        if (set.state !== undefined && set.state !== r.state)
+          await recordEvent(trx, transactionEvent(moved), now);
+        if (then !== undefined) await recordEvent(trx, transactionEvent({ ...moved, state: then }), now);
+      }
     }, transactionKey(row.id));
+    return batch.done;
   }
 
   private async tickChain(chain: Chain): Promise<void> {
