@@ -42,6 +42,20 @@ describeEachStore("group commit", (target) => {
     expect(await addresses(c)).toEqual(["a", "b", "c", "d", "e"]);
   });
 
+  it("items joined in one turn share one job and one transaction; a later turn starts another", async () => {
+    const c = ++chain;
+    const runs: string[][] = [];
+    const join = (address: string) =>
+      store.group.join(`test:${c}`, address, async (trx, items: string[]) => {
+        runs.push([...items]);
+        for (const item of items) await insert(trx, c, item);
+      });
+    await Promise.all(["a", "b", "c"].map(join));
+    await join("d");
+    expect(runs).toEqual([["a", "b", "c"], ["d"]]);
+    expect(await addresses(c)).toEqual(["a", "b", "c", "d"]);
+  });
+
   it("a job that throws leaves nothing behind and fails alone; the others of its group commit", async () => {
     const c = ++chain;
     const outcomes = await Promise.allSettled(

@@ -38,6 +38,14 @@ export interface CommitDurability {
   flush(): Promise<void>;
 }
 
+/** Items one joined job may carry (its statement names them all: far below every driver's limit). */
+export const MAX_JOINED = 500;
+
+interface Joined {
+  items: unknown[];
+  done: Promise<void>;
+}
+
 /** Jobs per transaction: bounds how long one transaction holds its locks and how much one commit writes. */
 export const MAX_GROUP = 128;
 
@@ -69,6 +77,8 @@ export class GroupCommit {
   /** Groups committed whose callers still wait for the flush (see CommitDurability). */
   private flushing = 0;
   private readonly drained = new Set<() => void>();
+  /** Joined jobs not yet started, by their join key (see `join`). */
+  private readonly joined = new Map<string, Joined>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -91,6 +101,32 @@ export class GroupCommit {
       });
       this.schedule();
     });
+  }
+
+  /**
+   * Runs `work` over `item` and every other item joined under `joinKey` until the job starts: one
+   * job (and one statement, for a caller that writes them as one) for what changes the same way
+   * in one turn, not one each. Each caller resolves once the commit holding its item is durable.
+   * From its start, later items go to a new job (this one may be run again, alone, after a conflict).
+   */
+  join<T>(
+    joinKey: string,
+    item: T,
+    work: (trx: Transaction<Database>, items: T[]) => Promise<void>,
+    key = "",
+  ): Promise<void> {
+    const open = this.joined.get(joinKey);
+    if (open && open.items.length < MAX_JOINED) {
+      open.items.push(item);
+      return open.done;
+    }
+    const batch: Joined = { items: [item], done: Promise.resolve() };
+    this.joined.set(joinKey, batch);
+    batch.done = this.run(async (trx) => {
+      if (this.joined.get(joinKey) === batch) this.joined.delete(joinKey);
+      await work(trx, batch.items as T[]);
+    }, key);
+    return batch.done;
   }
 
   /** Resolves once every job queued so far has settled (shutdown). */

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
 import { afterAll, expect, it } from "vitest";
-import { openStore } from "./database.js";
+import { openStore, type Store } from "./database.js";
 import { CHECKPOINT_AT_BYTES, REQUEST_CHECKPOINT_PAGES, WalCheckpointer } from "./wal-checkpointer.js";
 
 const dir = mkdtempSync(join(tmpdir(), "chaingate-checkpoint-"));
@@ -18,6 +18,21 @@ async function until(check: () => boolean | Promise<boolean>, what: string): Pro
   }
 }
 
+/** Writes rows (2 KB each) to `chainId` until the WAL beside `realPath` passes the worker's mark; answers how many. */
+async function growWal(store: Store, realPath: string, chainId: number, fill: string): Promise<number> {
+  const payload = fill.repeat(2_000);
+  let n = 0;
+  while (statSync(`${realPath}-wal`).size < CHECKPOINT_AT_BYTES) {
+    await store.group.run((trx) =>
+      trx
+        .insertInto("nonce_ledger")
+        .values({ chain_id: chainId, address: `${payload}${n++}`, next_nonce: 0 })
+        .execute(),
+    );
+  }
+  return n;
+}
+
 it("below 16 MB of WAL the request connection does not checkpoint; the worker copies a grown WAL into the database", async () => {
   const path = join(dir, "store.db");
   const store = await openStore({ kind: "sqlite", path });
@@ -28,19 +43,10 @@ it("below 16 MB of WAL the request connection does not checkpoint; the worker co
     expect(autocheckpoint).toBe(REQUEST_CHECKPOINT_PAGES);
     const before = statSync(path).size;
     // Rows until the WAL passes the worker's mark (each about 2 KB).
-    const payload = "x".repeat(2_000);
-    let n = 0;
-    while (statSync(`${path}-wal`).size < CHECKPOINT_AT_BYTES) {
-      await store.group.run((trx) =>
-        trx
-          .insertInto("nonce_ledger")
-          .values({ chain_id: 5, address: `${payload}${n++}`, next_nonce: 0 })
-          .execute(),
-      );
-    }
+    const n = await growWal(store, path, 5, "x");
     // Copied into the database file by the worker: this connection does not checkpoint below 16 MB.
     // (At least the rows' payloads reach the database file.)
-    await until(() => statSync(path).size >= before + n * payload.length, "the checkpoint");
+    await until(() => statSync(path).size >= before + n * 2_000, "the checkpoint");
     const rows = await store.db
       .selectFrom("nonce_ledger")
       .select("address")
@@ -76,17 +82,8 @@ it("through a symlinked database file the worker still watches the WAL SQLite wr
   const store = await openStore({ kind: "sqlite", path: link });
   try {
     const before = statSync(real).size;
-    const payload = "y".repeat(2_000);
-    let n = 0;
-    while (statSync(`${real}-wal`).size < CHECKPOINT_AT_BYTES) {
-      await store.group.run((trx) =>
-        trx
-          .insertInto("nonce_ledger")
-          .values({ chain_id: 7, address: `${payload}${n++}`, next_nonce: 0 })
-          .execute(),
-      );
-    }
-    await until(() => statSync(real).size >= before + n * payload.length, "the checkpoint");
+    const n = await growWal(store, real, 7, "y");
+    await until(() => statSync(real).size >= before + n * 2_000, "the checkpoint");
   } finally {
     await store.close();
   }

@@ -90,18 +90,8 @@ const hex = (n: bigint): Hex => `0x${n.toString(16)}`;
 const ledgerKey = (chainId: number, address: string) => `ledger:${chainId}:${address.toLowerCase()}`;
 export const transactionKey = (id: string) => `transaction:${id}`;
 
-/** Rows marked `sent` together (see markSent). */
-interface SentBatch {
-  rows: TransactionsTable[];
-  done: Promise<void>;
-}
-
-/** Rows one `sent` statement may name (far below every driver's parameter limit). */
-const MAX_SENT_BATCH = 500;
-
 export class TransactionPipeline {
   private readonly now: () => number;
-  private sentBatch: SentBatch | undefined;
 
   constructor(private readonly options: PipelineOptions) {
     this.now = options.now ?? Date.now;
@@ -210,39 +200,34 @@ export class TransactionPipeline {
    * durable, as with a job of its own.
    */
   private markSent(row: TransactionsTable): Promise<void> {
-    const open = this.sentBatch;
-    if (open && open.rows.length < MAX_SENT_BATCH) {
-      open.rows.push(row);
-      return open.done;
-    }
-    const batch: SentBatch = { rows: [row], done: Promise.resolve() };
-    this.sentBatch = batch;
-    batch.done = this.options.store.group.run(async (trx) => {
-      // From here on, rows marked go to a new batch (this one may be run again, alone, after a conflict).
-      if (this.sentBatch === batch) this.sentBatch = undefined;
-      const now = this.now();
-      const updated = await trx
-        .updateTable("transactions")
-        .set({ state: "sent", sent_at: now, updated_at: now, broadcasts: 1 })
-        .where(
-          "id",
-          "in",
-          batch.rows.map((r) => r.id),
-        )
-        .where("state", "=", "queued")
-        .returning("id")
-        .execute();
-      const changed = new Set(updated.map((u) => u.id));
-      for (const r of batch.rows) {
-        if (changed.has(r.id))
-          await recordEvent(
-            trx,
-            transactionEvent({ ...r, state: "sent", sent_at: now, updated_at: now }),
-            now,
-          );
-      }
-    }, transactionKey(row.id));
-    return batch.done;
+    return this.options.store.group.join(
+      "sent",
+      row,
+      async (trx, rows) => {
+        const now = this.now();
+        const updated = await trx
+          .updateTable("transactions")
+          .set({ state: "sent", sent_at: now, updated_at: now, broadcasts: 1 })
+          .where(
+            "id",
+            "in",
+            rows.map((r) => r.id),
+          )
+          .where("state", "=", "queued")
+          .returning("id")
+          .execute();
+        const changed = new Set(updated.map((u) => u.id));
+        for (const r of rows) {
+          if (changed.has(r.id))
+            await recordEvent(
+              trx,
+              transactionEvent({ ...r, state: "sent", sent_at: now, updated_at: now }),
+              now,
+            );
+        }
+      },
+      transactionKey(row.id),
+    );
   }
 
   /** Gas, fees and a synced ledger: what every signature needs before a nonce is taken. */

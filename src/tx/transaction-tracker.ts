@@ -55,15 +55,6 @@ const QUEUED_GRACE_MS = 10_000;
  */
 export const RECONCILE_DEPTH = 64;
 
-/** Rows moved the same way together (see TransactionTracker.update). */
-interface MoveBatch {
-  rows: TransactionsTable[];
-  done: Promise<void>;
-}
-
-/** Rows one move statement may name (far below every driver's parameter limit). */
-const MAX_MOVE_BATCH = 500;
-
 export class TransactionTracker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -75,9 +66,6 @@ export class TransactionTracker {
   private readonly unsubscribe: (() => void)[] = [];
   /** Stuck transactions whose fee bump a policy refused: not tried again before this time. */
   private readonly bumpRefusedUntil = new Map<string, number>();
-
-  /** Moves waiting for their job, by how they move a row (see update). */
-  private readonly moves = new Map<string, MoveBatch>();
 
   constructor(private readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
@@ -137,41 +125,36 @@ export class TransactionTracker {
     /** A state the row reaches at once after `set.state` (both are announced, in order). */
     then?: TransactionsTable["state"],
   ): Promise<void> {
-    const key = JSON.stringify([row.state, set, then ?? null], (_, v) =>
+    const how = JSON.stringify([row.state, set, then ?? null], (_, v) =>
       typeof v === "bigint" ? `${v}n` : v,
     );
-    const open = this.moves.get(key);
-    if (open && open.rows.length < MAX_MOVE_BATCH) {
-      open.rows.push(row);
-      return open.done;
-    }
-    const batch: MoveBatch = { rows: [row], done: Promise.resolve() };
-    this.moves.set(key, batch);
-    batch.done = this.options.store.group.run(async (trx) => {
-      // From here on, rows moved this way go to a new batch (this one may be run again, alone).
-      if (this.moves.get(key) === batch) this.moves.delete(key);
-      const now = this.now();
-      const updated = await trx
-        .updateTable("transactions")
-        .set({ ...set, ...(then === undefined ? {} : { state: then }), updated_at: now })
-        .where(
-          "id",
-          "in",
-          batch.rows.map((r) => r.id),
-        )
-        .where("state", "=", row.state)
-        .returning("id")
-        .execute();
-      const changed = new Set(updated.map((u) => u.id));
-      for (const r of batch.rows) {
-        if (!changed.has(r.id)) continue;
-        const moved = { ...r, ...set, updated_at: now };
-        if (set.state !== undefined && set.state !== r.state)
-          await recordEvent(trx, transactionEvent(moved), now);
-        if (then !== undefined) await recordEvent(trx, transactionEvent({ ...moved, state: then }), now);
-      }
-    }, transactionKey(row.id));
-    return batch.done;
+    return this.options.store.group.join(
+      `move:${how}`,
+      row,
+      async (trx, rows) => {
+        const now = this.now();
+        const updated = await trx
+          .updateTable("transactions")
+          .set({ ...set, ...(then === undefined ? {} : { state: then }), updated_at: now })
+          .where(
+            "id",
+            "in",
+            rows.map((r) => r.id),
+          )
+          .where("state", "=", row.state)
+          .returning("id")
+          .execute();
+        const changed = new Set(updated.map((u) => u.id));
+        for (const r of rows) {
+          if (!changed.has(r.id)) continue;
+          const moved = { ...r, ...set, updated_at: now };
+          if (set.state !== undefined && set.state !== r.state)
+            await recordEvent(trx, transactionEvent(moved), now);
+          if (then !== undefined) await recordEvent(trx, transactionEvent({ ...moved, state: then }), now);
+        }
+      },
+      transactionKey(row.id),
+    );
   }
 
   private async tickChain(chain: Chain): Promise<void> {
