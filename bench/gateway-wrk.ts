@@ -102,9 +102,17 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
 }
 
-/** A wrk Lua script: POST a JSON-RPC call, the same each time or with a distinct address each time. */
+let scripts = 0;
+
+/**
+ * A wrk Lua script: POST a JSON-RPC call, the same each time or with a distinct address each time.
+ * A distinct script must be made afresh for every run: each file starts at an address no earlier
+ * run asked, and each wrk thread counts in a range of its own (LuaJIT's math.random is the same
+ * sequence in every thread and every run, and an address asked before may be answered from cache
+ * or coalesced with another thread's).
+ */
 function script(method: string, params: unknown[], distinct: boolean): string {
-  const file = join(dir, `${method}-${distinct ? "d" : "s"}-${params.length}.lua`);
+  const file = join(dir, `${method}-${distinct ? "d" : "s"}-${params.length}-${++scripts}.lua`);
   const fixed = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
   const rest = JSON.stringify(params.slice(1)).slice(1, -1);
   writeFileSync(
@@ -112,10 +120,18 @@ function script(method: string, params: unknown[], distinct: boolean): string {
     distinct
       ? `wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-local n = 0
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("tid", threads)
+end
+function init(args)
+  -- Runs 2^40 addresses apart, threads 2^32 apart: below 2^53, where LuaJIT's %x is exact.
+  n = ${scripts} * 1099511627776 + (tid or 0) * 4294967296
+end
 request = function()
   n = n + 1
-  local body = string.format('{"jsonrpc":"2.0","id":1,"method":"${method}","params":["0x%040x",${rest}]}', n * 7919 + math.random(0, 7918))
+  local body = string.format('{"jsonrpc":"2.0","id":1,"method":"${method}","params":["0x%040x",${rest}]}', n)
   return wrk.format(nil, nil, nil, body)
 end
 `
@@ -231,16 +247,17 @@ try {
   };
 
   const hit = script("eth_getBlockByHash", [blockHash, false], false);
-  const distinct = script("eth_getBalance", [DEV, "latest"], true);
+  // Made afresh per run (see script).
+  const distinct = () => script("eth_getBalance", [DEV, "latest"], true);
   const constant = script("constant", [], false);
   // Warm the caches and the JITs.
   await run("warm-up", "chaingate", gateway.url, hit, 8, pids);
   for (const c of [1, 32]) {
     results.push(await run("constant reply", "ceiling", ceiling.url, constant, c, pids));
     results.push(await run("cache hit", "chaingate", gateway.url, hit, c, pids));
-    results.push(await run("forwarded, distinct", "anvil", anvil.url, distinct, c, pids));
-    results.push(await run("forwarded, distinct", "forwarder", forwarder.url, distinct, c, pids));
-    results.push(await run("forwarded, distinct", "chaingate", gateway.url, distinct, c, pids));
+    results.push(await run("forwarded, distinct", "anvil", anvil.url, distinct(), c, pids));
+    results.push(await run("forwarded, distinct", "forwarder", forwarder.url, distinct(), c, pids));
+    results.push(await run("forwarded, distinct", "chaingate", gateway.url, distinct(), c, pids));
   }
   for (const [label, node, gw] of [
     ["1 ms", near, gatewayNear],

@@ -95,6 +95,8 @@ export class RequestsInFlight {
   }
 }
 
+const TAKEN = { ok: true } as const;
+
 /** Takes one token of `group` for a caller: its API key's, or without keys its client address's. */
 export function takeToken(
   limiters: RateLimiters,
@@ -102,9 +104,9 @@ export function takeToken(
   ip: string | undefined,
   group: RateGroup,
 ) {
-  return tenant === null
-    ? limiters.withoutKeys.take(`ip:${ip}`, group)
-    : limiters.withKeys.take(tenant.keyId, group);
+  if (tenant !== null) return limiters.withKeys.take(tenant.keyId, group);
+  // Without keys reads are unlimited unless set on purpose: no subject string to build per request.
+  return limiters.withoutKeys.limits(group) ? limiters.withoutKeys.take(`ip:${ip}`, group) : TAKEN;
 }
 
 export function useAccessControl(

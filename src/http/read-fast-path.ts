@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { KeyRing, Tenant } from "../auth/key-ring.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
-import { readRpcRequest, resultText } from "../rpc/envelope.js";
+import { readRpcRequest, resultAnswer } from "../rpc/envelope.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { bearerKey, type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
 import { answerCall } from "./answer-call.js";
@@ -146,9 +146,9 @@ export class ReadFastPath {
     if (!takeToken(limiters, tenant, request.socket.remoteAddress, "read").ok) return false;
     const id = call.id;
     const cached = dispatcher.cachedAnswer(chain, call.method, call.params);
-    const text = cached === undefined ? undefined : resultText(id, cached);
-    if (text !== undefined && text.length <= maxResponseBytes) {
-      this.write(request, response, text, started);
+    const hit = cached === undefined ? undefined : resultAnswer(id, cached);
+    if (hit !== undefined && hit.byteLength <= maxResponseBytes) {
+      this.write(request, response, hit.text, started, hit.byteLength);
       return true;
     }
     const context = {
@@ -163,13 +163,19 @@ export class ReadFastPath {
     return true;
   }
 
-  private write(request: IncomingMessage, response: ServerResponse, text: string, started: number): void {
+  private write(
+    request: IncomingMessage,
+    response: ServerResponse,
+    text: string,
+    started: number,
+    byteLength = Buffer.byteLength(text),
+  ): void {
     // The caller went away while the node answered: nothing to write to.
     if (response.destroyed || response.headersSent) return;
     const given = request.headers["x-request-id"];
     response.writeHead(200, {
       "content-type": JSON_TYPE,
-      "content-length": Buffer.byteLength(text),
+      "content-length": byteLength,
       "x-request-id": typeof given === "string" && given !== "" ? given : randomUUID(),
     });
     response.end(text);

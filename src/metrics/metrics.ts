@@ -1,5 +1,5 @@
 /** Prometheus metrics: request counters and latencies, plus gauges read from each subsystem at scrape time. */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { SubscriptionHub } from "../filters/subscription-hub.js";
 import type { KeyDeriver } from "../keys/kdf.js";
 import { METHODS_BY_NAME } from "../rpc/method-table.js";
@@ -7,6 +7,8 @@ import type { ResponseCache } from "../rpc/response-cache.js";
 import type { Store } from "../store/database.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { UpstreamStats } from "../upstream/upstream-pool.js";
+import { type CounterSeries, SeriesCounter } from "./series-counter.js";
+import { type HistogramSeries, SeriesHistogram } from "./series-histogram.js";
 
 export interface MetricsSources {
   chains: ChainRegistry;
@@ -18,48 +20,45 @@ export interface MetricsSources {
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<"route" | "method" | "status">;
-  private readonly duration: Histogram<"route">;
-  private readonly rpcCalls: Counter<"method" | "outcome">;
-  private readonly fastAnswers: Counter;
+  private readonly requests: SeriesCounter;
+  private readonly duration: SeriesHistogram;
+  private readonly rpcCalls: SeriesCounter;
+  private readonly fastAnswers: CounterSeries;
   /**
-   * The labelled series each request counts in, looked up once: prom-client would otherwise hash
-   * the label object on every request. The label values are bounded (route patterns, HTTP
-   * methods, statuses, the method table), so these maps are too.
+   * The labelled series each request counts in, looked up once by a plain string key (the series
+   * themselves count in plain numbers, read at scrape time). The label values are bounded (route
+   * patterns, HTTP methods, statuses, the method table), so these maps are too.
    */
-  private readonly requestSeries = new Map<
-    string,
-    { count: { inc(): void }; time: { observe(seconds: number): void } }
-  >();
-  private readonly rpcSeries = new Map<string, { inc(): void }>();
+  private readonly requestSeries = new Map<string, { count: CounterSeries; time: HistogramSeries }>();
+  private readonly rpcSeries = new Map<string, CounterSeries>();
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "chaingate_" });
-    this.requests = new Counter({
+    this.requests = new SeriesCounter({
       name: "chaingate_http_requests_total",
       help: "HTTP requests by route, HTTP method and status",
       labelNames: ["route", "method", "status"],
       registers,
     });
-    this.duration = new Histogram({
+    this.duration = new SeriesHistogram({
       name: "chaingate_http_request_duration_seconds",
       help: "HTTP request latency by route",
-      labelNames: ["route"],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     });
-    this.rpcCalls = new Counter({
+    this.rpcCalls = new SeriesCounter({
       name: "chaingate_rpc_calls_total",
       help: "JSON-RPC calls (Native paths, POST /, WebSocket) by method and outcome",
       labelNames: ["method", "outcome"],
       registers,
     });
-    this.fastAnswers = new Counter({
+    this.fastAnswers = new SeriesCounter({
       name: "chaingate_http_fast_path_answers_total",
       help: "Node reads on POST / answered before the framework's per-request pipeline (request logging off)",
+      labelNames: [],
       registers,
-    });
+    }).for({});
     const { chains, store, cache, hub, deriver } = sources;
     const upstreamGauges: [name: string, help: string, pick: (s: UpstreamStats) => number | null][] = [
       ["chaingate_upstream_head", "Last block number each upstream reported", (s) => s.head],
@@ -202,8 +201,8 @@ export class Metrics {
     let series = this.requestSeries.get(key);
     if (series === undefined) {
       series = {
-        count: this.requests.labels({ route, method, status: String(status) }),
-        time: this.duration.labels({ route }),
+        count: this.requests.for({ route, method, status: String(status) }),
+        time: this.duration.for({ route }),
       };
       this.requestSeries.set(key, series);
     }
@@ -223,7 +222,7 @@ export class Metrics {
     const key = ok ? name : `${name} error`;
     let series = this.rpcSeries.get(key);
     if (series === undefined) {
-      series = this.rpcCalls.labels({ method: name, outcome: ok ? "ok" : "error" });
+      series = this.rpcCalls.for({ method: name, outcome: ok ? "ok" : "error" });
       this.rpcSeries.set(key, series);
     }
     series.inc();

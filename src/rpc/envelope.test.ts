@@ -4,7 +4,8 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import { parseJsonText } from "../http/json-body.js";
 import { parseChainSelector } from "../upstream/chain-registry.js";
-import { errorText, readNativeRequest, readRpcRequest, resultText } from "./envelope.js";
+import { errorText, readNativeRequest, readRpcRequest, resultAnswer, resultText } from "./envelope.js";
+import { JsonText } from "./response-cache.js";
 
 function outcome(fn: () => unknown): "ok" | number {
   try {
@@ -17,6 +18,23 @@ function outcome(fn: () => unknown): "ok" | number {
 }
 
 describe("envelopes", () => {
+  it("a cached answer's envelope is resultText's, with its exact UTF-8 length", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string({ unit: "grapheme" }), fc.integer(), fc.constant(null)),
+        fc.jsonValue(),
+        (id, result) => {
+          const json = new JsonText(JSON.stringify(result));
+          const answer = resultAnswer(id, json);
+          expect(answer.text).toBe(resultText(id, json));
+          expect(answer.byteLength).toBe(Buffer.byteLength(answer.text));
+          // Counted once and kept: a second envelope of the same answer agrees.
+          expect(resultAnswer(id, json).byteLength).toBe(answer.byteLength);
+        },
+      ),
+    );
+  });
+
   it("reading any JSON body either succeeds or fails with -32600, never otherwise", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (body) => {

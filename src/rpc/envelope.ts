@@ -73,6 +73,16 @@ export function resultText(id: RequestId, result: unknown): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}`;
 }
 
+/** `resultText(id, result)` and its length in UTF-8 bytes, the result's counted once (not the whole text each time). */
+export function resultAnswer(id: RequestId, result: JsonText): { text: string; byteLength: number } {
+  const idText = JSON.stringify(id);
+  return {
+    text: `{"jsonrpc":"2.0","id":${idText},"result":${result.text}}`,
+    // The envelope's own characters are ASCII: 33 of them around the id and the result.
+    byteLength: 33 + Buffer.byteLength(idText) + result.byteLength,
+  };
+}
+
 export function errorObject(error: unknown): RpcErrorObject {
   if (error instanceof ChaingateError) {
     if (error.code === "NODE_ERROR") {

@@ -3,7 +3,14 @@ import type { MethodSpec } from "./method-table.js";
 
 /** A result already serialised; the envelope writer splices it in without stringifying again. */
 export class JsonText {
+  private bytes: number | undefined;
   constructor(readonly text: string) {}
+
+  /** Its UTF-8 length, counted once: a cached answer is written many times. */
+  get byteLength(): number {
+    this.bytes ??= Buffer.byteLength(this.text);
+    return this.bytes;
+  }
 }
 
 interface Entry {
