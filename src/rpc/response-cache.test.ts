@@ -1,9 +1,14 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devSend, mine, receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { METHODS_BY_NAME } from "./method-table.js";
-import { ResponseCache } from "./response-cache.js";
+import { ENTRY_OVERHEAD_BYTES, ResponseCache } from "./response-cache.js";
+
+// The heap test collects garbage before it measures.
+setFlagsFromString("--expose-gc");
 
 const spec = (name: string) => METHODS_BY_NAME.get(name)!;
 
@@ -75,12 +80,35 @@ describe("response cache rules", () => {
         async () => "x".repeat(500),
       );
     }
-    expect(cache.size).toBeLessThan(25);
+    // Each answer counts its characters and what holding it costs besides (the key's too).
+    expect(cache.size).toBeLessThanOrEqual(Math.floor(10_000 / (500 + ENTRY_OVERHEAD_BYTES)));
+    expect(cache.size).toBeGreaterThan(0);
+  });
+
+  it("holds about its budget of heap, however small its answers", async () => {
+    const gc = runInNewContext("gc") as () => void;
+    const budget = 8 * 1024 * 1024;
+    const cache = new ResponseCache(budget);
+    const balance = spec("eth_getBalance");
+    // Three budgets' worth of 4-character balances, as distinct reads bring them.
+    for (let i = 0; i < 60_000; i++) {
+      const address = `0x${(0x1_0000_0000 + i).toString(16).padStart(40, "0")}`;
+      await cache.get(1, 1, balance, [address, "latest"], async () => "0x1");
+    }
+    // What the cache holds is what collecting it frees (whatever else the process does meanwhile).
+    gc();
+    const full = process.memoryUsage().heapUsed;
+    cache.clear();
+    gc();
+    const held = full - process.memoryUsage().heapUsed;
+    // Counted by characters alone, the same cache held 4.6 times its budget.
+    expect(held).toBeLessThan(budget * 1.5);
+    expect(held).toBeGreaterThan(budget * 0.5);
   });
 
   it("evicts the oldest answers first, and spares one read since (second chance)", async () => {
-    // Room for about three 500-character answers.
-    const cache = new ResponseCache(1_900);
+    // Room for three 500-character answers (with their keys and overhead), not four.
+    const cache = new ResponseCache(2_900);
     const hash = (i: number) => [`0x${i.toString(16).padStart(64, "0")}`, false];
     const block = spec("eth_getBlockByHash");
     const put = (i: number) => cache.get(1, 1, block, hash(i), async () => `${i}`.padEnd(500, "x"));
@@ -101,7 +129,7 @@ describe("response cache rules", () => {
     expect(cache.peek(1, 1, block, hash(3))).toBeUndefined();
     for (const i of [1, 4, 5]) expect(cache.peek(1, 1, block, hash(i))).toBeDefined();
     // An answer larger than the whole budget is not kept, and evicts nothing.
-    await cache.get(1, 1, block, hash(6), async () => "y".repeat(2_000));
+    await cache.get(1, 1, block, hash(6), async () => "y".repeat(2_600));
     expect(cache.peek(1, 1, block, hash(6))).toBeUndefined();
     expect(cache.size).toBe(3);
   });
