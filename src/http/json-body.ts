@@ -21,8 +21,12 @@ function depthExceeds(text: string, limit: number): boolean {
   return false;
 }
 
+/** Any character `trim()` would keep: `\s` is the same set (WhiteSpace and LineTerminator). */
+const NOT_BLANK = /\S/;
+
 export function parseJsonText(text: string): unknown {
-  if (text.trim() === "") return undefined;
+  // A search that stops at the first character, not a trimmed copy of every body.
+  if (!NOT_BLANK.test(text)) return undefined;
   if (depthExceeds(text, MAX_JSON_DEPTH))
     throw parseError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   try {

@@ -45,6 +45,41 @@ describe("envelopes", () => {
     );
   });
 
+  it("a body is empty exactly when trimming leaves nothing, whatever its whitespace", () => {
+    const unit = fc.constantFrom(
+      " ",
+      "\t",
+      "\n",
+      "\r",
+      "\v",
+      "\f",
+      "\u00a0",
+      "\ufeff",
+      "\u2028",
+      "\u3000",
+      "\u180e",
+      "1",
+    );
+    fc.assert(
+      fc.property(fc.string({ unit }), (text) => {
+        if (text.trim() === "") {
+          expect(parseJsonText(text)).toBeUndefined();
+          return;
+        }
+        // Anything else is a value or a parse error, never "no body".
+        let value: unknown;
+        try {
+          value = parseJsonText(text);
+        } catch (error) {
+          expect((error as ChaingateError).rpcCode).toBe(-32700);
+          return;
+        }
+        expect(value).not.toBeUndefined();
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it("parsing any text either yields JSON or fails with -32700", () => {
     fc.assert(
       fc.property(fc.oneof(fc.string(), fc.json()), (text) => {
