@@ -68,18 +68,21 @@ export function readNativeRequest(body: unknown, method: string): RpcRequest & {
   return { id: readId(record.id) ?? 1, method, params: record.params ?? [] };
 }
 
+/** A result envelope around an id and a result already JSON; its own characters are 33, all ASCII. */
+const resultEnvelope = (idText: string, json: string) => `{"jsonrpc":"2.0","id":${idText},"result":${json}}`;
+const RESULT_ENVELOPE_BYTES = 33;
+
 export function resultText(id: RequestId, result: unknown): string {
   const json = result instanceof JsonText ? result.text : JSON.stringify(result ?? null);
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}`;
+  return resultEnvelope(JSON.stringify(id), json);
 }
 
 /** `resultText(id, result)` and its length in UTF-8 bytes, the result's counted once (not the whole text each time). */
 export function resultAnswer(id: RequestId, result: JsonText): { text: string; byteLength: number } {
   const idText = JSON.stringify(id);
   return {
-    text: `{"jsonrpc":"2.0","id":${idText},"result":${result.text}}`,
-    // The envelope's own characters are ASCII: 33 of them around the id and the result.
-    byteLength: 33 + Buffer.byteLength(idText) + result.byteLength,
+    text: resultEnvelope(idText, result.text),
+    byteLength: RESULT_ENVELOPE_BYTES + Buffer.byteLength(idText) + result.byteLength,
   };
 }
 
