@@ -8,6 +8,7 @@ import { expect, it } from "vitest";
  * (test-support/ and tests are outside the layers: they may import anything.)
  */
 const LAYERS = [
+  "collections",
   "errors",
   "config",
   "logging",

@@ -1,4 +1,5 @@
 /** Token buckets per caller (API key, or address when keys are off) and method group; memory is bounded. */
+import { MapHand } from "../collections/map-hand.js";
 
 export type RateGroup = "read" | "sign" | "wallet_create";
 
@@ -13,10 +14,13 @@ interface Bucket {
   at: number;
 }
 
-const MAX_BUCKETS = 100_000;
+/** Callers remembered at once (per limiter); past it the least recently seen is forgotten. */
+export const MAX_BUCKETS = 100_000;
 
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
+  /** The least recently seen bucket: every bucket taken from is moved to the back (see MapHand). */
+  private readonly oldest = new MapHand(this.buckets);
 
   constructor(
     private readonly budgets: Readonly<Record<RateGroup, RateLimit>>,
@@ -44,8 +48,8 @@ export class RateLimiter {
     } else {
       bucket = { tokens: limit.count, at: now };
       if (this.buckets.size >= MAX_BUCKETS) {
-        const oldest = this.buckets.keys().next().value;
-        if (oldest !== undefined) this.buckets.delete(oldest);
+        const oldest = this.oldest.next();
+        if (oldest !== undefined) this.buckets.delete(oldest[0]);
       }
     }
     this.buckets.set(key, bucket);

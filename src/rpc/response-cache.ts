@@ -1,4 +1,5 @@
 /** Finality-aware answers cache with in-flight coalescing; answers are kept as JSON text, ready to send. */
+import { MapHand } from "../collections/map-hand.js";
 import type { MethodSpec } from "./method-table.js";
 
 /** A result already serialised; the envelope writer splices it in without stringifying again. */
@@ -42,13 +43,8 @@ export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<JsonText>>();
   private bytes = 0;
-  /**
-   * The CLOCK hand: eviction goes on from where it stopped. A walk begun afresh from the map's
-   * start at every store stepped over every slot emptied since V8 last compacted the table: once
-   * a 32 MiB cache was full, 25-115 µs a store (#17). A Map iterator stays valid while the map
-   * changes, and sees entries moved to the back again.
-   */
-  private hand: Iterator<[string, Entry]> | undefined;
+  /** The CLOCK hand: eviction goes on from where it stopped (see MapHand). */
+  private readonly hand = new MapHand(this.entries);
   /** Lookups answered from the cache, and those that went to a node (metrics). */
   hits = 0;
   misses = 0;
@@ -62,7 +58,7 @@ export class ResponseCache {
   /** Forgets every answer: a chain that went back (a restarted node, a deep reorg) may differ anywhere. */
   clear(): void {
     this.entries.clear();
-    this.hand = undefined;
+    this.hand.reset();
     this.bytes = 0;
   }
 
@@ -167,7 +163,7 @@ export class ResponseCache {
     // goes to the back instead, once (the CLOCK approximation of least recently used). Every
     // entry is passed at most twice (spared, then dropped), so the walk is bounded.
     for (let steps = 2 * this.entries.size + 2; this.bytes > this.maxBytes && steps > 0; steps--) {
-      const next = this.advanceHand();
+      const next = this.hand.next();
       if (next === undefined) break;
       const [k, e] = next;
       if (k === key) continue;
@@ -177,16 +173,6 @@ export class ResponseCache {
         this.entries.set(k, e);
       } else this.bytes -= entryCost(k, e.json);
     }
-  }
-
-  /** The next entry under the hand, from the oldest again once it has passed the newest. */
-  private advanceHand(): [string, Entry] | undefined {
-    let step = this.hand?.next();
-    if (step === undefined || step.done) {
-      this.hand = this.entries.entries();
-      step = this.hand.next();
-    }
-    return step.done ? undefined : step.value;
   }
 }
 
