@@ -16,17 +16,31 @@ export function tooLargeText(id: RequestId, what: string, maxResponseBytes: numb
   );
 }
 
-export async function answerCall(
+export function answerCall(
   dispatcher: RpcDispatcher,
   chain: Chain,
   id: RequestId,
   method: string,
   params: unknown,
   context: CallContext,
-  options: { maxResponseBytes: number; logUnexpected: (error: unknown) => void },
+  options: AnswerOptions,
+): Promise<string> {
+  return answerWith(id, dispatcher.call(chain, method, params, context), options);
+}
+
+export interface AnswerOptions {
+  maxResponseBytes: number;
+  logUnexpected: (error: unknown) => void;
+}
+
+/** A call's outcome (`result` settles as the dispatcher's answer or error) as envelope text: never throws. */
+export async function answerWith(
+  id: RequestId,
+  result: Promise<unknown>,
+  options: AnswerOptions,
 ): Promise<string> {
   try {
-    const text = resultText(id, await dispatcher.call(chain, method, params, context));
+    const text = resultText(id, await result);
     return text.length > options.maxResponseBytes
       ? tooLargeText(id, "the answer", options.maxResponseBytes)
       : text;
