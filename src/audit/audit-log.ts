@@ -1,10 +1,10 @@
 /** The append-only audit log: every signing decision and every policy or key change, newest first when read. */
-import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { newestFirstPage } from "../store/cursor-page.js";
 import type { Store } from "../store/database.js";
 import { insertRow } from "../store/insert-row.js";
 import { toJsonText } from "../store/json-text.js";
+import { rowId } from "../store/row-id.js";
 import type { AuditDecision, AuditLogTable, Database } from "../store/schema.js";
 
 /** One entry as it is written: only the operation and the decision are always known. */
@@ -63,7 +63,7 @@ export interface AuditFilter {
 /** Writes one entry with `db`, which may be the transaction of the change it records. */
 export async function appendAudit(db: Kysely<Database>, entry: AuditEntry, now = Date.now()): Promise<void> {
   const row: AuditLogTable = {
-    id: randomUUID(),
+    id: rowId(now),
     created_at: now,
     api_key_id: entry.apiKeyId,
     wallet_id: entry.walletId ?? null,

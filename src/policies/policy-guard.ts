@@ -6,6 +6,7 @@ import { appendAudit } from "../audit/audit-log.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
 import { insertRow } from "../store/insert-row.js";
+import { rowId } from "../store/row-id.js";
 import type { Database } from "../store/schema.js";
 import { recordEvent } from "../webhooks/outbox.js";
 import { decodeCall } from "./decode-call.js";
@@ -162,7 +163,7 @@ export class PolicyGuard {
     if (request.operation !== "replacement" && spends.length > 0) {
       for (const s of spends)
         await insertRow(trx, "policy_spends", {
-          id: randomUUID(),
+          id: rowId(now),
           chain_id: request.chainId,
           address: request.address.toLowerCase(),
           asset: s.asset,

@@ -1,5 +1,4 @@
 /** The one pipeline for every signed operation: build, sign, record, broadcast; then the tracker follows. */
-import { randomUUID } from "node:crypto";
 import type { Transaction } from "kysely";
 import type { Logger } from "pino";
 import { type AccessList, type Hex, keccak256, type LocalAccount, type TransactionSerializable } from "viem";
@@ -13,6 +12,7 @@ import {
 } from "../policies/policy-guard.js";
 import type { Store } from "../store/database.js";
 import { insertRow } from "../store/insert-row.js";
+import { rowId } from "../store/row-id.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { recordEvent } from "../webhooks/outbox.js";
@@ -367,7 +367,7 @@ export class TransactionPipeline {
     const raw = await this.sign(op, gas, fees, nonce);
     const now = this.now();
     const row: TransactionsTable = {
-      id: randomUUID(),
+      id: rowId(now),
       kind: op.kind,
       chain_id: op.chain.chainId,
       wallet_id: op.walletId,

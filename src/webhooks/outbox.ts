@@ -1,7 +1,7 @@
 /** The webhook outbox: an event and its deliveries, written in the database transaction of the change it reports. */
-import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { toJsonText } from "../store/json-text.js";
+import { rowId } from "../store/row-id.js";
 import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
 import { type EventType, matchesAny } from "./event-types.js";
 
@@ -31,7 +31,7 @@ export async function recordEvent(db: Kysely<Database>, event: OutboxEvent, now 
     .where("order_key", "=", event.orderKey)
     .executeTakeFirst();
   const seq = Number(last?.seq ?? 0) + 1;
-  const id = randomUUID();
+  const id = rowId(now);
   await db
     .insertInto("webhook_events")
     .values({
@@ -94,7 +94,7 @@ export function newDelivery(
   now: number,
 ): WebhookDeliveriesTable {
   return {
-    id: randomUUID(),
+    id: rowId(now),
     webhook_id: webhookId,
     event_id: eventId,
     order_key: orderKey,

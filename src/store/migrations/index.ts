@@ -14,6 +14,7 @@ import * as unattendedKeys from "./011-unattended-keys.js";
 import * as transportRevertData from "./012-transport-revert-data.js";
 import * as transactionTransportId from "./013-transaction-transport-id.js";
 import * as policiesAuditWebhooks from "./014-policies-audit-webhooks.js";
+import * as partialTransactionIndexes from "./015-partial-transaction-indexes.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -30,4 +31,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "012-transport-revert-data": transportRevertData,
   "013-transaction-transport-id": transactionTransportId,
   "014-policies-audit-webhooks": policiesAuditWebhooks,
+  "015-partial-transaction-indexes": partialTransactionIndexes,
 };
