@@ -5,10 +5,24 @@ import type { KeyDeriver } from "../keys/kdf.js";
 import { METHODS_BY_NAME } from "../rpc/method-table.js";
 import type { ResponseCache } from "../rpc/response-cache.js";
 import type { Store } from "../store/database.js";
+import type { TxState } from "../store/schema.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { UpstreamStats } from "../upstream/upstream-pool.js";
+import { BoundedRead } from "./bounded-read.js";
 import { type CounterSeries, SeriesCounter } from "./series-counter.js";
 import { type HistogramSeries, SeriesHistogram } from "./series-histogram.js";
+
+/** Transaction states the tracker is still moving: few at any time, counted at every scrape. */
+const IN_FLIGHT_STATES = ["queued", "sent", "mined"] as const satisfies readonly TxState[];
+/** States a transaction ends in: they grow with every transaction ever signed. */
+const SETTLED_STATES = ["confirmed", "failed", "replaced", "dropped"] as const satisfies readonly TxState[];
+/** A state added to TxState but to neither list would go uncounted: this stops the build instead. */
+const EVERY_STATE_COUNTED: [
+  Exclude<TxState, (typeof IN_FLIGHT_STATES)[number] | (typeof SETTLED_STATES)[number]>,
+] extends [never]
+  ? true
+  : never = true;
+void EVERY_STATE_COUNTED;
 
 export interface MetricsSources {
   chains: ChainRegistry;
@@ -149,48 +163,62 @@ export class Metrics {
         this.set(deriver.queued);
       },
     });
+    // Counts over tables that grow with use are bounded reads (see BoundedRead): a scrape must not
+    // cost more as the store grows. Transactions still in flight (a bounded set) are counted at
+    // every scrape, so a stuck one shows at once.
+    const filtersByKind = new BoundedRead(() =>
+      store.db
+        .selectFrom("filters")
+        .select((eb) => ["kind", eb.fn.countAll<number>().as("n")])
+        .groupBy("kind")
+        .execute(),
+    );
     new Gauge({
       name: "chaingate_filters_open",
       help: "Installed filters (block, log, pending), all instances sharing the store",
       labelNames: ["kind"],
       registers,
       async collect() {
+        const rows = await filtersByKind.get();
         this.reset();
-        const rows = await store.db
-          .selectFrom("filters")
-          .select((eb) => ["kind", eb.fn.countAll<number>().as("n")])
-          .groupBy("kind")
-          .execute();
         for (const row of rows) this.set({ kind: row.kind }, Number(row.n));
       },
     });
+    const transactionsIn = (states: readonly TxState[]) => () =>
+      store.db
+        .selectFrom("transactions")
+        .select((eb) => ["state", eb.fn.countAll<number>().as("n")])
+        .where("state", "in", states)
+        .groupBy("state")
+        .execute();
+    const settledTransactions = new BoundedRead(transactionsIn(SETTLED_STATES));
+    const inFlightTransactions = transactionsIn(IN_FLIGHT_STATES);
     new Gauge({
       name: "chaingate_transactions",
       help: "Signed transactions by state, all instances sharing the store",
       labelNames: ["state"],
       registers,
       async collect() {
+        const [moving, settled] = await Promise.all([inFlightTransactions(), settledTransactions.get()]);
         this.reset();
-        const rows = await store.db
-          .selectFrom("transactions")
-          .select((eb) => ["state", eb.fn.countAll<number>().as("n")])
-          .groupBy("state")
-          .execute();
-        for (const row of rows) this.set({ state: row.state }, Number(row.n));
+        for (const row of [...moving, ...settled]) this.set({ state: row.state }, Number(row.n));
       },
     });
+    const transportsByState = new BoundedRead(() =>
+      store.db
+        .selectFrom("transports")
+        .select((eb) => ["kind", "state", eb.fn.countAll<number>().as("n")])
+        .groupBy(["kind", "state"])
+        .execute(),
+    );
     new Gauge({
       name: "chaingate_transports",
       help: "Cross-chain transports by kind and state, all instances sharing the store",
       labelNames: ["kind", "state"],
       registers,
       async collect() {
+        const rows = await transportsByState.get();
         this.reset();
-        const rows = await store.db
-          .selectFrom("transports")
-          .select((eb) => ["kind", "state", eb.fn.countAll<number>().as("n")])
-          .groupBy(["kind", "state"])
-          .execute();
         for (const row of rows) this.set({ kind: row.kind, state: row.state }, Number(row.n));
       },
     });
