@@ -16,31 +16,17 @@ export function tooLargeText(id: RequestId, what: string, maxResponseBytes: numb
   );
 }
 
-export function answerCall(
+export async function answerCall(
   dispatcher: RpcDispatcher,
   chain: Chain,
   id: RequestId,
   method: string,
   params: unknown,
   context: CallContext,
-  options: AnswerOptions,
-): Promise<string> {
-  return answerWith(id, dispatcher.call(chain, method, params, context), options);
-}
-
-export interface AnswerOptions {
-  maxResponseBytes: number;
-  logUnexpected: (error: unknown) => void;
-}
-
-/** A call's outcome (`result` settles as the dispatcher's answer or error) as envelope text: never throws. */
-export async function answerWith(
-  id: RequestId,
-  result: Promise<unknown>,
-  options: AnswerOptions,
+  options: { maxResponseBytes: number; logUnexpected: (error: unknown) => void },
 ): Promise<string> {
   try {
-    const text = resultText(id, await result);
+    const text = resultText(id, await dispatcher.call(chain, method, params, context));
     return text.length > options.maxResponseBytes
       ? tooLargeText(id, "the answer", options.maxResponseBytes)
       : text;

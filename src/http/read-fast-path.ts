@@ -10,7 +10,7 @@ import type { RpcDispatcher } from "../rpc/dispatcher.js";
 import { readRpcRequest, resultAnswer } from "../rpc/envelope.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { bearerKey, type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
-import { answerWith } from "./answer-call.js";
+import { answerCall } from "./answer-call.js";
 import { type BrowserGuardOptions, hostAllowed } from "./browser-guard.js";
 import { parseJsonText } from "./json-body.js";
 import { JSON_TYPE } from "./jsonrpc-context.js";
@@ -145,10 +145,8 @@ export class ReadFastPath {
     const { tenant, chain } = admitted;
     if (!takeToken(limiters, tenant, request.socket.remoteAddress, "read").ok) return false;
     const id = call.id;
-    // Validated, keyed and looked up once: on a miss the dispatcher fetches into the same slot.
-    const read = dispatcher.lookupRead(chain, call.method, call.params);
-    if (read === undefined) return false;
-    const hit = read.hit === undefined ? undefined : resultAnswer(id, read.hit);
+    const cached = dispatcher.cachedAnswer(chain, call.method, call.params);
+    const hit = cached === undefined ? undefined : resultAnswer(id, cached);
     if (hit !== undefined && hit.byteLength <= maxResponseBytes) {
       this.write(request, response, hit.text, started, hit.byteLength);
       return true;
@@ -157,7 +155,7 @@ export class ReadFastPath {
       tenant: tenant?.keyId ?? `ip:${request.socket.remoteAddress}`,
       owner: tenant?.keyId ?? null,
     };
-    void answerWith(id, dispatcher.callRead(chain, read, context), {
+    void answerCall(dispatcher, chain, id, call.method, call.params, context, {
       maxResponseBytes,
       logUnexpected: (error) =>
         this.options.logger.error({ err: error }, "unexpected error in JSON-RPC call"),

@@ -10,7 +10,7 @@ import type { Chain } from "../upstream/chain-registry.js";
 import { type MethodPolicy, methodDenied } from "./method-policy.js";
 import { METHODS, METHODS_BY_NAME } from "./method-table.js";
 import { RESULT_NORMALIZERS } from "./normalize-results.js";
-import type { CacheSlot, JsonText, ResponseCache } from "./response-cache.js";
+import type { JsonText, ResponseCache } from "./response-cache.js";
 import { compileParams, type ParamsValidator } from "./validate-params.js";
 
 export interface DispatcherDeps {
@@ -57,16 +57,6 @@ function observedHead(method: string, result: unknown): number | undefined {
     if (typeof n === "string") return Number.parseInt(n.slice(2), 16);
   }
   return undefined;
-}
-
-/** A node read looked up in the cache (see RpcDispatcher.lookupRead). */
-export interface ReadLookup {
-  /** The cached answer; undefined: `callRead` fetches it. */
-  readonly hit: JsonText | undefined;
-  readonly method: string;
-  /** The params as validated. */
-  readonly checked: unknown[];
-  readonly slot: CacheSlot;
 }
 
 /** Custody methods that neither sign nor derive a key: outside the "sign" budget. */
@@ -116,12 +106,11 @@ export class RpcDispatcher {
   }
 
   /**
-   * A node read looked up in the cache, without waiting for anything: its answer when the cache
-   * holds one (counted as a hit and a call, as `call` counts it), otherwise what `callRead` needs to
-   * fetch it. Undefined when the call is not a cacheable read, or is refused or invalid (`call` says
-   * why).
+   * The answer the cache holds for a call, without waiting for anything; undefined when the call
+   * must be made (not cached, not cacheable, refused or invalid: `call` says why). An answer given
+   * is counted (cache hit, call metric) as `call` counts it.
    */
-  lookupRead(chain: Chain, method: string, params: unknown): ReadLookup | undefined {
+  cachedAnswer(chain: Chain, method: string, params: unknown): JsonText | undefined {
     const spec = METHODS_BY_NAME.get(method);
     const validate = this.validators.get(method);
     if (!spec || !validate || !this.isCacheableRead(method)) return undefined;
@@ -132,34 +121,11 @@ export class RpcDispatcher {
     } catch {
       return undefined;
     }
-    const slot = this.deps.cache.slot(chain.chainId, chain.head?.head, spec, checked);
-    const hit = this.deps.cache.peekSlot(slot);
-    if (hit !== undefined) {
-      this.deps.cache.hits++;
-      this.deps.onCall?.(method, true);
-    }
-    return { hit, method, checked, slot };
-  }
-
-  /**
-   * A read `lookupRead` found missing, answered as `call` would answer it (joined with an identical
-   * call in flight, or fetched and kept), without validating, keying or looking it up again. Call it
-   * in the turn of the lookup.
-   */
-  async callRead(chain: Chain, read: ReadLookup, context: CallContext): Promise<JsonText> {
-    const onCall = this.deps.onCall;
-    const answer = this.deps.cache.getSlot(read.slot, () =>
-      this.fetch(chain, read.method, read.checked, context),
-    );
-    if (!onCall) return answer;
-    try {
-      const result = await answer;
-      onCall(read.method, true);
-      return result;
-    } catch (error) {
-      onCall(read.method, false);
-      throw error;
-    }
+    const answer = this.deps.cache.peek(chain.chainId, chain.head?.head, spec, checked);
+    if (answer === undefined) return undefined;
+    this.deps.cache.hits++;
+    this.deps.onCall?.(method, true);
+    return answer;
   }
 
   private async execute(
@@ -199,26 +165,15 @@ export class RpcDispatcher {
         chain.head?.refresh();
       }
     }
-    const fetch = () => this.fetch(chain, method, checked, context);
+    const fetch = async () => {
+      const result = await fair(() => chain.pool.call({ method, params: checked }));
+      const seen = observedHead(method, result);
+      if (seen !== undefined) chain.head?.observe(seen);
+      const normalize = RESULT_NORMALIZERS[method];
+      return normalize ? normalize(result) : result;
+    };
     if (spec.cache === "none") return fetch();
-    const cache = this.deps.cache;
-    return cache.getSlot(cache.slot(chain.chainId, chain.head?.head, spec, checked), fetch);
-  }
-
-  /** A node read: asked of the chain's upstreams (in the tenant's fair turn), its block learnt, its result made standard. */
-  private async fetch(
-    chain: Chain,
-    method: string,
-    checked: unknown[],
-    context: CallContext,
-  ): Promise<unknown> {
-    const gate = this.deps.upstreamGate;
-    const ask = () => chain.pool.call({ method, params: checked });
-    const result = await (gate ? gate.run(context.tenant, ask) : ask());
-    const seen = observedHead(method, result);
-    if (seen !== undefined) chain.head?.observe(seen);
-    const normalize = RESULT_NORMALIZERS[method];
-    return normalize ? normalize(result) : result;
+    return this.deps.cache.get(chain.chainId, chain.head?.head, spec, checked, fetch);
   }
 }
 

@@ -69,46 +69,6 @@ describe("response cache rules", () => {
     expect(calls).toBe(5);
   });
 
-  it("a slot is keyed once: a miss peeked this turn is fetched into it, joined while in flight, then found", async () => {
-    const cache = new ResponseCache(1024 * 1024);
-    const block = spec("eth_getBlockByHash");
-    const params = [`0x${"3".repeat(64)}`, false];
-    let calls = 0;
-    let release: (value: unknown) => void = () => {};
-    const fetch = () => {
-      calls++;
-      return new Promise<unknown>((resolve) => {
-        release = resolve;
-      });
-    };
-    const first = cache.slot(1, 7, block, params);
-    expect(cache.peekSlot(first)).toBeUndefined();
-    expect(first.missed).toBe(true);
-    const fetching = cache.getSlot(first, fetch);
-    // An identical call made meanwhile, through either way in, joins the one in flight.
-    const second = cache.slot(1, 7, block, params);
-    expect(cache.peekSlot(second)).toBeUndefined();
-    const joined = [cache.getSlot(second, fetch), cache.get(1, 7, block, params, fetch)];
-    release({ hash: "0xabc" });
-    const answers = await Promise.all([fetching, ...joined]);
-    expect(calls).toBe(1);
-    expect(new Set(answers.map((a) => a.text))).toEqual(new Set(['{"hash":"0xabc"}']));
-    expect([cache.hits, cache.misses]).toEqual([0, 1]);
-    // Kept: the next slot finds it, and a get on a slot not peeked counts the hit.
-    const third = cache.slot(1, 8, block, params);
-    expect(cache.peekSlot(third)?.text).toBe('{"hash":"0xabc"}');
-    expect(third.missed).toBe(false);
-    expect((await cache.getSlot(cache.slot(1, 8, block, params), fetch)).text).toBe('{"hash":"0xabc"}');
-    expect([calls, cache.hits, cache.misses]).toEqual([1, 1, 1]);
-    // A slot whose answer may not be reused ("pending") is never found, and fetched every time.
-    const balance = spec("eth_getBalance");
-    const pending = cache.slot(1, 8, balance, [DEV_ACCOUNT, "pending"]);
-    expect(pending.lifetime).toBe("never");
-    expect(cache.peekSlot(pending)).toBeUndefined();
-    await cache.getSlot(pending, async () => "0x1");
-    expect(cache.peekSlot(cache.slot(1, 8, balance, [DEV_ACCOUNT, "pending"]))).toBeUndefined();
-  });
-
   it("stays within its memory budget", async () => {
     const cache = new ResponseCache(10_000);
     for (let i = 0; i < 200; i++) {

@@ -14,18 +14,6 @@ export class JsonText {
   }
 }
 
-/** How long an answer may be reused: for good, for the head it was read at, or not at all. */
-type Lifetime = "forever" | "head" | "never";
-
-/** A call's place in the cache (see ResponseCache.slot). */
-export interface CacheSlot {
-  readonly key: string;
-  readonly lifetime: Lifetime;
-  readonly head: number | undefined;
-  /** peekSlot found nothing for it (this turn). */
-  missed: boolean;
-}
-
 interface Entry {
   json: JsonText;
   /** Head the answer was valid for; undefined for answers that never change. */
@@ -75,7 +63,11 @@ export class ResponseCache {
   }
 
   /** How long an answer may be reused: "forever", "head" (this block only) or "never". */
-  private lifetime(spec: MethodSpec, params: readonly unknown[], head: number | undefined): Lifetime {
+  private lifetime(
+    spec: MethodSpec,
+    params: readonly unknown[],
+    head: number | undefined,
+  ): "forever" | "head" | "never" {
     switch (spec.cache) {
       case "static":
       case "immutable":
@@ -101,28 +93,6 @@ export class ResponseCache {
     }
   }
 
-  /**
-   * Where a call's answer lives in the cache, worked out once (its key, how long it may be reused,
-   * the head it was judged at): the read fast path looks a call up, and on a miss the dispatcher
-   * fetches into the same slot without building the key, judging the lifetime or looking it up a
-   * second time (#17). A slot is for the turn it was made in: the head may move after it.
-   */
-  slot(chainId: number, head: number | undefined, spec: MethodSpec, params: readonly unknown[]): CacheSlot {
-    return {
-      key: `${chainId}|${spec.name}|${JSON.stringify(params)}`,
-      lifetime: this.lifetime(spec, params, head),
-      head,
-      missed: false,
-    };
-  }
-
-  /** The answer stored for `slot`, still valid at its head; undefined otherwise (no hit counted, and the slot remembers the miss). */
-  peekSlot(slot: CacheSlot): JsonText | undefined {
-    const hit = slot.lifetime === "never" ? undefined : this.fresh(slot.key, slot.head);
-    slot.missed = hit === undefined;
-    return hit;
-  }
-
   /** A stored answer still valid at `head`; undefined otherwise (nothing is fetched, no hit counted). */
   peek(
     chainId: number,
@@ -144,23 +114,16 @@ export class ResponseCache {
   }
 
   /** Answers from the cache, joins an identical call in flight, or runs `fetch` once for all. */
-  get(
+  async get(
     chainId: number,
     head: number | undefined,
     spec: MethodSpec,
     params: readonly unknown[],
     fetch: () => Promise<unknown>,
   ): Promise<JsonText> {
-    return this.getSlot(this.slot(chainId, head, spec, params), fetch);
-  }
-
-  /**
-   * `get` for a slot made this turn. A slot `peekSlot` already found missing is not looked up again
-   * (nothing can have been stored for it since, in the same turn); a call in flight is still joined.
-   */
-  async getSlot(slot: CacheSlot, fetch: () => Promise<unknown>): Promise<JsonText> {
-    const { key, lifetime, head } = slot;
-    if (lifetime !== "never" && !slot.missed) {
+    const lifetime = this.lifetime(spec, params, head);
+    const key = `${chainId}|${spec.name}|${JSON.stringify(params)}`;
+    if (lifetime !== "never") {
       const hit = this.fresh(key, head);
       if (hit) {
         this.hits++;
