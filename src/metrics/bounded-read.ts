@@ -3,7 +3,7 @@
 /**
  * Counting a table's rows by state reads every row's index entry: on SQLite 60-100 ms of the event
  * loop a scrape at a million transactions (#17), on PostgreSQL a scan per scrape per instance. A
- * BoundedRead runs its query, notes how long it took, and, when that was `cheapMs` or more, answers
+ * BoundedRead runs its query, notes how long it took, and, when that was `cheapMs` (5 ms) or more, answers
  * the same values until `1 / share` times that has passed since it began (at 2%: a read of 80 ms is
  * repeated after 4 s). A cheaper read (tables up to tens of thousands of rows) is made again at
  * every scrape, so a count is exact right after a change while it costs nearly nothing; a costly
@@ -18,7 +18,7 @@ export class BoundedRead<T> {
   constructor(
     private readonly read: () => Promise<T>,
     private readonly share = 0.02,
-    private readonly cheapMs = 2,
+    private readonly cheapMs = 5,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
