@@ -16,6 +16,7 @@ import { useBrowserGuard } from "./http/browser-guard.js";
 import { consoleRoutes } from "./http/console-routes.js";
 import { custodyRoutes } from "./http/custody-routes.js";
 import { healthRoutes } from "./http/health-routes.js";
+import { laneRoutes } from "./http/lane-routes.js";
 import { type EmbeddedStatus, networkRoutes } from "./http/network-routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { operationRoutes } from "./http/operation-routes.js";
@@ -38,6 +39,7 @@ import { errorText } from "./rpc/envelope.js";
 import { methodPolicy } from "./rpc/method-policy.js";
 import type { ResponseCache } from "./rpc/response-cache.js";
 import type { Store } from "./store/database.js";
+import type { LaneLimits } from "./transport/lane-limits.js";
 import type { IdempotencyStore } from "./tx/idempotency.js";
 import type { TransactionService } from "./tx/transaction-service.js";
 import type { ChainRegistry } from "./upstream/chain-registry.js";
@@ -71,6 +73,8 @@ export interface AppDeps {
   policies: PolicyStore;
   webhooks: WebhookStore;
   balances: BalanceWatch;
+  /** Per-lane transport limits (admin routes). */
+  lanes: LaneLimits;
   embedded?: (chainId: number) => EmbeddedStatus | undefined;
 }
 
@@ -231,6 +235,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(transactionRoutes, { transactions: deps.transactions });
   await app.register(custodyRoutes, { custody: deps.custody });
   await app.register(policyRoutes, { policies: deps.policies, store: deps.store });
+  await app.register(laneRoutes, { lanes: deps.lanes, chains: deps.chains });
   await app.register(webhookRoutes, {
     webhooks: deps.webhooks,
     balances: deps.balances,

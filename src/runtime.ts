@@ -25,6 +25,7 @@ import type { Store } from "./store/database.js";
 import { openConfiguredStore } from "./store/open-configured-store.js";
 import { tokenOperations } from "./tokens/token-operations.js";
 import { TokenService } from "./tokens/token-service.js";
+import { LaneLimits } from "./transport/lane-limits.js";
 import type { Relayer } from "./transport/relayer.js";
 import { startRelayer } from "./transport/start-relayer.js";
 import { transportOperations } from "./transport/transport-operations.js";
@@ -109,7 +110,8 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const tokens = new TokenService({ pipeline, system: systemOf });
     const transports = new TransportService({ store, chains, members, tokens, system: systemOf });
     const run = options.relay !== false;
-    const relayer = startRelayer(config, { store, chains, pipeline, system, run, ...life });
+    const lanes = new LaneLimits(store);
+    const relayer = startRelayer(config, { store, chains, pipeline, system, lanes, run, ...life });
 
     const keys = new KeyRing(new ApiKeyStore(store));
     await keys.start();
@@ -122,7 +124,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const nodeAccounts = config.custody.nodeAccounts && embedded;
     const app = await buildApp({
       ...{ config, logger, store, chains, filters, logs, wallets, transactions, custody, cache, hub },
-      ...{ idempotency, keys, readiness, policies, webhooks, balances },
+      ...{ idempotency, keys, readiness, policies, webhooks, balances, lanes },
       signer: new SignerMethods({
         accounts: custody,
         pipeline,

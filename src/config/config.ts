@@ -5,11 +5,18 @@ export interface UpstreamConfig {
   readonly ws?: string;
 }
 
+/** When a source chain's event is final: at this many confirmations, or at the chain's `finalized` block. */
+export type Finality = number | "finalized";
+
 export interface ChainConfig {
   /** Discovered from the nodes at start when not given. */
   readonly chainId?: number;
   readonly name?: string;
   readonly upstreams: readonly UpstreamConfig[];
+  /** What the relayer waits for before it moves value out of this chain; a default per chain when absent. */
+  readonly finality?: Finality;
+  /** Upstreams that must confirm a source event; every usable one (at least 2 of 2+) when absent. */
+  readonly quorum?: number;
 }
 
 export type RateLimits = Readonly<

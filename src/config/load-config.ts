@@ -126,6 +126,8 @@ function readFile(path: string, problems: string[]): Record<string, unknown> | u
   }
 }
 
+const CHAIN_KEYS = ["chainId", "name", "upstreams", "finality", "quorum"];
+
 function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined {
   if (raw === undefined) return undefined;
   if (!Array.isArray(raw) || raw.length === 0) {
@@ -139,7 +141,26 @@ function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined
       problems.push(`${where} must be an object`);
       return;
     }
-    const { chainId, name, upstreams } = entry as Record<string, unknown>;
+    const { chainId, name, upstreams, finality, quorum } = entry as Record<string, unknown>;
+    for (const key of Object.keys(entry))
+      if (!CHAIN_KEYS.includes(key))
+        problems.push(`${where}: unknown key "${key}" (known: ${CHAIN_KEYS.join(", ")})`);
+    if (
+      finality !== undefined &&
+      finality !== "finalized" &&
+      (!Number.isSafeInteger(finality) || (finality as number) < 1 || (finality as number) > 100_000)
+    )
+      problems.push(
+        `${where}.finality must be "finalized" or a number of confirmations from 1 to 100000; got ${JSON.stringify(finality)}`,
+      );
+    const upstreamCount = Array.isArray(upstreams) ? upstreams.length : 0;
+    if (
+      quorum !== undefined &&
+      (!Number.isSafeInteger(quorum) || (quorum as number) < 1 || (quorum as number) > upstreamCount)
+    )
+      problems.push(
+        `${where}.quorum must be a whole number from 1 to the chain's ${upstreamCount} upstream(s); got ${JSON.stringify(quorum)}`,
+      );
     if (chainId !== undefined && (!Number.isSafeInteger(chainId) || (chainId as number) <= 0)) {
       problems.push(`${where}.chainId must be a positive integer`);
     }
@@ -163,6 +184,8 @@ function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined
       ...(typeof chainId === "number" ? { chainId } : {}),
       ...(typeof name === "string" ? { name } : {}),
       upstreams: list,
+      ...(finality === "finalized" || typeof finality === "number" ? { finality } : {}),
+      ...(typeof quorum === "number" ? { quorum } : {}),
     });
   });
   const ids = chains.flatMap((c) => (c.chainId === undefined ? [] : [c.chainId]));

@@ -341,6 +341,11 @@ export const ERROR_CODES = {
   NOT_TOKEN_OWNER: { ...REJECTED, meaning: "the sender does not own (and is not approved for) the token id" },
   INSUFFICIENT_TOKEN_BALANCE: { ...REJECTED, meaning: "the amount is more than the sender's token balance" },
   INVALID_CONSTRUCTOR_ARGS: { ...BAD, meaning: "`constructor_args` do not fit the contract's constructor" },
+  LANE_LIMIT_NOT_FOUND: { status: 404, meaning: "no limit is set on that lane (source, destination, token)" },
+  INVALID_LANE_LIMIT: {
+    ...BAD,
+    meaning: "a lane limit joins a chain to itself, or names a chain not configured",
+  },
 
   // Start-up and the CLI
   CHAIN_ID_MISMATCH: {

@@ -122,8 +122,20 @@ export interface MembersTable {
 }
 
 export type TransportKind = "ERC20" | "ERC721" | "MESSAGE";
-/** sent: the source transaction is out; delivering: the delivery is out; then delivered or failed. */
-export type TransportState = "sent" | "delivering" | "delivered" | "failed";
+/**
+ * sent: the source transaction is out; delivering: the delivery is out; then delivered or failed.
+ * Held on the way (looked at again, never delivered while held): awaiting_quorum (the source chain's
+ * upstreams disagree or too few answer), reorged (the source event left the canonical chain), queued
+ * (over its lane's limit until release_at).
+ */
+export type TransportState =
+  | "sent"
+  | "awaiting_quorum"
+  | "reorged"
+  | "queued"
+  | "delivering"
+  | "delivered"
+  | "failed";
 
 export interface TransportsTable {
   /** 0x + 32 bytes, chosen by chaingate and claimed once by the source endpoint. */
@@ -161,6 +173,32 @@ export interface TransportsTable {
   /** For a refused token transport: pending until the tokens are back with the sender, then done. */
   refund_state: "pending" | "done" | null;
   refund_tx_hash: string | null;
+  /** The source block's hash as a quorum of upstreams confirmed it, and how many confirmed. */
+  source_block_hash: string | null;
+  source_confirmations: number | null;
+  /** A held transport is looked at again from this time (ms); null: at the next pass. */
+  next_check_at: number | null;
+  /** Queued on its lane: delivered from release_at, or refunded at refund_at when that comes first. */
+  release_at: number | null;
+  refund_at: number | null;
+}
+
+/** A per-lane limit: a token bucket of `capacity` refilled over `period_ms`, shared by every instance. */
+export interface LaneLimitsTable {
+  source_chain_id: number;
+  destination_chain_id: number;
+  /** Lower-case token address on the source chain. */
+  token: string;
+  /** Decimal strings, in the token's base units (ERC721: tokens). */
+  capacity: string;
+  period_ms: number;
+  refund_after_ms: number | null;
+  /** What may cross now as of level_at; negative while queued transports hold reservations. */
+  level: string;
+  level_at: number;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface RelayerCursorsTable {
@@ -326,6 +364,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   members: MembersTable;
   transports: TransportsTable;
+  lane_limits: LaneLimitsTable;
   relayer_cursors: RelayerCursorsTable;
   nonce_ledger: NonceLedgerTable;
   transactions: TransactionsTable;

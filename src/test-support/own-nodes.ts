@@ -18,6 +18,8 @@ export function ownNodes(name: string) {
     rmSync(dir, { recursive: true, force: true });
   });
   return {
+    /** The file's temp folder (removed after the file), for config files and the like. */
+    dir,
     /** An automining anvil (chain 1001 unless told) with its state in its own subfolder. */
     async anvil(folder: string, options: Partial<Omit<AnvilOptions, "dir">> = {}): Promise<AnvilNode> {
       const node = await startAnvil({

@@ -18,7 +18,20 @@ export interface RpcProxy {
   close(): Promise<void>;
 }
 
-export async function startRpcProxy(target: string, intercept?: Intercept): Promise<RpcProxy> {
+/**
+ * Sees each forwarded single call's answer and may change it (a node that lies): returns the
+ * answer to send. Batches pass through unchanged.
+ */
+export type Rewrite = (
+  call: { method: string; params: unknown[] },
+  answer: { result?: unknown; error?: unknown },
+) => { result?: unknown; error?: unknown } | Promise<{ result?: unknown; error?: unknown }>;
+
+export async function startRpcProxy(
+  target: string,
+  intercept?: Intercept,
+  rewrite?: Rewrite,
+): Promise<RpcProxy> {
   const counts = new Map<string, number>();
   let requests = 0;
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -34,8 +47,15 @@ export async function startRpcProxy(target: string, intercept?: Intercept): Prom
       if (intercept && calls.some((call) => intercept(call.method, call.id, response))) return;
       fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
         .then(async (answer) => {
+          let text = await answer.text();
+          if (rewrite && !Array.isArray(parsed) && parsed.method) {
+            const original = JSON.parse(text) as { result?: unknown; error?: unknown };
+            const call = parsed as { method: string; params?: unknown[] };
+            const changed = await rewrite({ method: call.method, params: call.params ?? [] }, original);
+            text = JSON.stringify({ ...original, ...changed });
+          }
           response.writeHead(answer.status, { "content-type": "application/json" });
-          response.end(await answer.text());
+          response.end(text);
         })
         .catch(() => response.destroy());
     });

@@ -28,6 +28,8 @@ export async function startTestRuntime(
     logLines?: string[];
     /** Leave the relayer stopped, for tests that drive it by hand. */
     relay?: boolean;
+    /** Deploy chaingate's contracts on configured chains (`chaingate contracts deploy` at start). */
+    deploy?: boolean;
   } = {},
 ): Promise<TestRuntime> {
   // A TempStore passed in is the caller's to drop (tests that restart chaingate on the same store).
@@ -56,6 +58,7 @@ export async function startTestRuntime(
     runtime = await startChaingate(config, {
       logger,
       ...(options.relay === undefined ? {} : { relay: options.relay }),
+      ...(options.deploy === undefined ? {} : { deployContracts: options.deploy }),
     });
   } catch (error) {
     // A start that is refused (a test of a bad configuration) leaves nothing behind either.

@@ -74,6 +74,9 @@ export interface TransportRow {
   token_id: string | null;
   refund_state: "pending" | "done" | null;
   refund_tx_hash: string | null;
+  source_confirmations?: number | null;
+  release_at?: string | null;
+  refund_at?: string | null;
 }
 
 export async function transport(rt: TestRuntime, id: string): Promise<TransportRow | undefined> {

@@ -13,6 +13,7 @@ import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { deliveredEvent, FIRST_SCAN_DEPTH, KINDS } from "./endpoint-events.js";
 import { headOf } from "./head-of.js";
+import type { SourceGate } from "./source-gate.js";
 import type { TransportRecords } from "./transport-records.js";
 
 export interface DeliveryOptions {
@@ -21,6 +22,7 @@ export interface DeliveryOptions {
   pipeline: TransactionPipeline;
   system: SystemContracts;
   records: TransportRecords;
+  gate: SourceGate;
   maxAttempts: number;
 }
 
@@ -28,7 +30,7 @@ export class Delivery {
   constructor(private readonly options: DeliveryOptions) {}
 
   async deliver(row: TransportsTable): Promise<void> {
-    const { chains, system, records } = this.options;
+    const { chains, records } = this.options;
     const destination = chains.get(row.destination_chain_id);
     if (!destination)
       return records.fail(row.id, `destination chain ${row.destination_chain_id} is not configured`);
@@ -55,6 +57,19 @@ export class Delivery {
         row.id,
         `not delivered after ${row.attempts} attempts${last?.error ? `: ${last.error}` : ""}`,
       );
+    }
+    // Nothing is sent until a quorum of the source chain's upstreams shows the event final, and its lane lets it by.
+    const admitted = await this.options.gate.admit(row);
+    if (admitted === undefined) return;
+    return this.send(admitted, destination);
+  }
+
+  /** One `deliver` transaction for a transport the gate admitted (its body is the quorum's). */
+  private async send(row: TransportsTable, destination: Chain): Promise<void> {
+    const { system, records } = this.options;
+    if (row.destination_chain_id !== destination.chainId) {
+      // The quorum's event names another destination than the record did: the next pass goes there.
+      return;
     }
     const searchFrom = row.search_from_block ?? (await headOf(destination));
     let txHash: Hex;

@@ -55,8 +55,31 @@ export async function sentEvents(chain: Chain, endpoint: Hex, from: number, to: 
   })) as Log[];
 }
 
-/** A MessageSent log as the transport it records, or undefined for a log that does not decode. */
+/** Whether a log is the endpoint's MessageSent (by its topic; the caller checks the address). */
+export function isSentLog(log: { topics?: unknown }): boolean {
+  return (
+    Array.isArray(log.topics) &&
+    typeof log.topics[0] === "string" &&
+    log.topics[0].toLowerCase() === SENT_TOPIC
+  );
+}
+
+/**
+ * A MessageSent log as the transport it records, or undefined for a log that does not decode (a
+ * node's answer is not trusted to be well formed: one bad log must not stop a scan).
+ */
 export function transportOfSent(
+  chain: Chain,
+  log: Log,
+): (SentTransport & { body: Hex; source_block: number }) | undefined {
+  try {
+    return decodeSent(chain, log);
+  } catch {
+    return undefined;
+  }
+}
+
+function decodeSent(
   chain: Chain,
   log: Log,
 ): (SentTransport & { body: Hex; source_block: number }) | undefined {

@@ -4,7 +4,15 @@ import { newestFirstPage } from "../store/cursor-page.js";
 import type { Store } from "../store/database.js";
 import type { TransportKind, TransportState, TransportsTable } from "../store/schema.js";
 
-export const TRANSPORT_STATES: readonly TransportState[] = ["sent", "delivering", "delivered", "failed"];
+export const TRANSPORT_STATES: readonly TransportState[] = [
+  "sent",
+  "awaiting_quorum",
+  "reorged",
+  "queued",
+  "delivering",
+  "delivered",
+  "failed",
+];
 export const TRANSPORT_KINDS: readonly TransportKind[] = ["ERC20", "ERC721", "MESSAGE"];
 
 export interface TransportFilter {
@@ -42,6 +50,11 @@ export function toTransportRecord(row: TransportsTable) {
     /** A refused token transport: "pending" until the tokens are minted back to the sender, then "done". */
     refund_state: row.refund_state,
     refund_tx_hash: row.refund_tx_hash,
+    /** How many of the source chain's upstreams confirmed the source event before it was delivered. */
+    source_confirmations: row.source_confirmations,
+    /** Queued on its lane's limit: when it will be delivered, or refunded instead (whichever is set first). */
+    release_at: row.release_at === null ? null : new Date(row.release_at).toISOString(),
+    refund_at: row.refund_at === null ? null : new Date(row.refund_at).toISOString(),
   };
 }
 

@@ -5,6 +5,7 @@ import { nodeCall, receiptOf, result } from "../test-support/chain-helpers.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { newWallet, ok, PASSWORD, read, transport } from "../test-support/token-helpers.js";
+import { LaneLimits } from "./lane-limits.js";
 import { Relayer } from "./relayer.js";
 
 const RECIPIENT = "0x00000000000000000000000000000000000000AA";
@@ -25,7 +26,8 @@ describeEachStore("the relayer delivers at most once", (target) => {
       system: rt.system!,
       logger: rt.app.log as never,
       intervalMs: 100,
-      confirmations: 1,
+      trust: () => ({ finality: 1, quorum: undefined, source: "embedded" }),
+      lanes: new LaneLimits(rt.store),
     });
 
   async function sendTransport(amount: string): Promise<string> {

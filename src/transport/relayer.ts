@@ -5,8 +5,11 @@ import type { Store } from "../store/database.js";
 import { finalTransaction } from "../tx/transaction-lookup.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
+import type { ChainTrust } from "./chain-trust.js";
 import { Delivery } from "./delivery.js";
+import type { LaneLimits } from "./lane-limits.js";
 import { Refund } from "./refund.js";
+import { SourceGate } from "./source-gate.js";
 import { SourceScanner } from "./source-scanner.js";
 import { TransportRecords } from "./transport-records.js";
 
@@ -17,8 +20,10 @@ export interface RelayerOptions {
   system: SystemContracts;
   logger: Logger;
   intervalMs: number;
-  /** A source event is relayed once its block has this many confirmations (1: mined). */
-  confirmations: number;
+  /** Each source chain's finality rule and upstream quorum. */
+  trust: (chainId: number) => ChainTrust;
+  /** Per-lane limits (set by admins through the same store). */
+  lanes: LaneLimits;
   leaseMs?: number;
   maxAttempts?: number;
   now?: () => number;
@@ -41,7 +46,16 @@ export class Relayer {
       store,
       records: this.records,
       endpoint: system.endpoint,
-      confirmations: options.confirmations,
+      trust: options.trust,
+      now,
+    });
+    const gate = new SourceGate({
+      chains,
+      endpoint: system.endpoint,
+      trust: options.trust,
+      lanes: options.lanes,
+      records: this.records,
+      logger,
       now,
     });
     this.delivery = new Delivery({
@@ -50,6 +64,7 @@ export class Relayer {
       pipeline,
       system,
       records: this.records,
+      gate,
       maxAttempts: options.maxAttempts ?? 5,
     });
     this.refunds = new Refund({
@@ -82,6 +97,12 @@ export class Relayer {
 
   /** One pass: scan every chain, then deliver what is due. Errors are logged; the next pass retries. */
   async tick(): Promise<void> {
+    await this.scan();
+    await this.work();
+  }
+
+  /** Records the transports every chain's endpoint shows up to its final block. */
+  async scan(): Promise<void> {
     const { logger } = this.options;
     for (const chain of this.options.chains.all()) {
       try {
@@ -90,6 +111,11 @@ export class Relayer {
         logger.warn({ err: error, chain: chain.chainId }, "relayer scan failed; will retry");
       }
     }
+  }
+
+  /** Delivers what is due (each checked against its source chain first) and refunds what was refused. */
+  async work(): Promise<void> {
+    const { logger } = this.options;
     try {
       await this.checkSources();
       for (const row of await this.records.due("deliver")) {

@@ -2,8 +2,9 @@
 import type { Hex } from "viem";
 import type { Store } from "../store/database.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import type { ChainTrust } from "./chain-trust.js";
 import { FIRST_SCAN_DEPTH, sentEvents, transportOfSent } from "./endpoint-events.js";
-import { headOf } from "./head-of.js";
+import { finalBlock } from "./final-block.js";
 import type { TransportRecords } from "./transport-records.js";
 
 /** Blocks one eth_getLogs covers. */
@@ -15,8 +16,8 @@ export class SourceScanner {
       store: Store;
       records: TransportRecords;
       endpoint: Hex;
-      /** A source event is relayed once its block has this many confirmations (1: mined). */
-      confirmations: number;
+      /** Each chain's finality rule: events are recorded once their block is final by it. */
+      trust: (chainId: number) => ChainTrust;
       now: () => number;
     },
   ) {}
@@ -25,7 +26,8 @@ export class SourceScanner {
   async scan(chain: Chain): Promise<void> {
     const { store, endpoint } = this.options;
     const key = endpoint.toLowerCase();
-    const safe = (await headOf(chain)) - (this.options.confirmations - 1);
+    const safe = await finalBlock(chain, this.options.trust(chain.chainId).finality);
+    if (safe < 0) return;
     const from = await this.cursor(chain, key, Math.max(0, safe - FIRST_SCAN_DEPTH));
     for (let next = from; next <= safe; ) {
       const to = Math.min(safe, next + SCAN_SPAN - 1);

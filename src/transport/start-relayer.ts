@@ -5,6 +5,8 @@ import type { Lifecycle } from "../lifecycle/shutdown.js";
 import type { Store } from "../store/database.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
+import { chainTrust } from "./chain-trust.js";
+import type { LaneLimits } from "./lane-limits.js";
 import { Relayer } from "./relayer.js";
 
 export function startRelayer(
@@ -14,6 +16,7 @@ export function startRelayer(
     chains: ChainRegistry;
     pipeline: TransactionPipeline;
     system: SystemContracts | undefined;
+    lanes: LaneLimits;
     /** False leaves it stopped (tests that drive it by hand). */
     run: boolean;
   } & Lifecycle,
@@ -27,8 +30,25 @@ export function startRelayer(
     system,
     logger: deps.logger,
     intervalMs: config.relayerIntervalMs,
-    confirmations: config.confirmations,
+    trust: (chainId) => chainTrust(config, chainId),
+    lanes: deps.lanes,
   });
+  for (const chain of deps.chains.all()) {
+    const trust = chainTrust(config, chain.chainId);
+    const { configured } = chain.pool.quorumView();
+    deps.logger.info(
+      {
+        chain: chain.chainId,
+        finality: trust.finality,
+        finality_from: trust.source,
+        quorum: trust.quorum ?? `every usable upstream, at least ${Math.min(2, configured)}`,
+        upstreams: configured,
+      },
+      configured === 1
+        ? "relayer: transports from this chain are trusted to its one upstream (configure 2 or more for a quorum)"
+        : "relayer: transports from this chain need its upstreams' quorum",
+    );
+  }
   if (deps.run) relayer.start();
   deps.shutdown.add("relayer", () => relayer.stop());
   return relayer;

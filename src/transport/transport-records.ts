@@ -2,11 +2,23 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Store } from "../store/database.js";
-import type { TransportsTable } from "../store/schema.js";
+import type { TransportState, TransportsTable } from "../store/schema.js";
 import type { EventType } from "../webhooks/event-types.js";
 import { recordEvent } from "../webhooks/outbox.js";
 import { transportEvent } from "./transport-event.js";
 import { newTransportRow, type SentTransport } from "./transport-row.js";
+
+/** The event a move into each state announces (delivered is announced by `delivered`). */
+const STATE_EVENTS = {
+  failed: "transport.failed",
+  delivering: "transport.delivering",
+  awaiting_quorum: "transport.awaiting_quorum",
+  reorged: "transport.reorged",
+  queued: "transport.queued",
+} as const satisfies Partial<Record<TransportState, EventType>>;
+
+/** Held because the source chain's nodes cannot be trusted on it: the operator must hear of it too. */
+const OPERATOR_EVENTS: ReadonlySet<EventType> = new Set(["transport.awaiting_quorum", "transport.reorged"]);
 
 /** Transports one pass takes of each kind of work. */
 const BATCH = 20;
@@ -59,7 +71,11 @@ export class TransportRecords {
       .selectFrom("transports")
       .selectAll()
       .$if(work === "deliver", (q) =>
-        q.where("state", "in", ["sent", "delivering"]).where("source_block", "is not", null),
+        q
+          .where("state", "in", ["sent", "awaiting_quorum", "reorged", "queued", "delivering"])
+          .where("source_block", "is not", null)
+          // A held transport waits for its next look (backoff, release time) without taking a batch slot.
+          .where((eb) => eb.or([eb("next_check_at", "is", null), eb("next_check_at", "<=", now)])),
       )
       .$if(work === "refund", (q) => q.where("state", "=", "failed").where("refund_state", "=", "pending"))
       .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
@@ -120,7 +136,8 @@ export class TransportRecords {
   /** The transport as it now is, to the webhooks of its owner (in the transaction that changed it). */
   private async announce(trx: Parameters<typeof recordEvent>[0], id: string, type: EventType, now: number) {
     const row = await trx.selectFrom("transports").selectAll().where("id", "=", id).executeTakeFirst();
-    if (row) await recordEvent(trx, transportEvent(row, type), now);
+    if (row)
+      await recordEvent(trx, { ...transportEvent(row, type), operators: OPERATOR_EVENTS.has(type) }, now);
   }
 
   /** Failed for good; token transports refused by the destination are then refunded (`refund` "pending"). */
@@ -138,13 +155,11 @@ export class TransportRecords {
   async note(id: string, changes: Partial<TransportsTable>): Promise<void> {
     const now = this.now();
     const type: EventType | undefined =
-      changes.state === "failed"
-        ? "transport.failed"
-        : changes.state === "delivering"
-          ? "transport.delivering"
-          : changes.refund_state === "done"
-            ? "transport.refunded"
-            : undefined;
+      changes.state !== undefined && changes.state in STATE_EVENTS
+        ? STATE_EVENTS[changes.state as keyof typeof STATE_EVENTS]
+        : changes.refund_state === "done"
+          ? "transport.refunded"
+          : undefined;
     const update = (db: Parameters<typeof recordEvent>[0]) =>
       db
         .updateTable("transports")

@@ -38,5 +38,10 @@ export function newTransportRow(sent: SentTransport, now: number): TransportsTab
     delivered_at: null,
     refund_state: null,
     refund_tx_hash: null,
+    source_block_hash: null,
+    source_confirmations: null,
+    next_check_at: null,
+    release_at: null,
+    refund_at: null,
   };
 }

@@ -292,6 +292,18 @@ export class UpstreamPool {
     return firstResult;
   }
 
+  /**
+   * The members a quorum read asks (verified and not cooling), by label, and how many are configured:
+   * a member that is down or cooling is not asked, and so counts against the quorum.
+   */
+  quorumView(): { asked: string[]; configured: number } {
+    const now = Date.now();
+    return {
+      asked: this.members.filter((m) => this.usable(m) && m.coolUntil <= now).map((m) => m.upstream.label),
+      configured: this.members.length,
+    };
+  }
+
   /** Calls one named upstream (for state that lives on a node, such as a node-side filter). */
   async callOn(label: string, call: UpstreamCall): Promise<unknown> {
     const member = this.members.find((m) => m.upstream.label === label);

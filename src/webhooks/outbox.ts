@@ -12,6 +12,8 @@ export interface OutboxEvent {
   data: Record<string, unknown>;
   /** Events with one key (a transaction's id, a transport's id) reach each endpoint in the order written. */
   orderKey: string;
+  /** Also for the webhooks of admin keys: something the operator must act on (a disputed transport). */
+  operators?: boolean;
 }
 
 /**
@@ -20,7 +22,12 @@ export interface OutboxEvent {
  * committed (or lost) together.
  */
 export async function recordEvent(db: Kysely<Database>, event: OutboxEvent, now = Date.now()): Promise<void> {
-  const hooks = await webhooksOf(db, event.owner);
+  // A copy: the list read for the owner is shared by the group commit's other jobs.
+  const hooks = [...(await webhooksOf(db, event.owner))];
+  if (event.operators === true && event.owner !== null) {
+    const seen = new Set(hooks.map((h) => h.id));
+    for (const hook of await adminWebhooks(db)) if (!seen.has(hook.id)) hooks.push(hook);
+  }
   const wanted = hooks.filter((h) => matchesAny(h.events, event.type));
   if (wanted.length === 0) return;
   // The caller's transaction holds the row that changed (the transaction or transport), so two
@@ -83,6 +90,18 @@ function webhooksOf(db: Kysely<Database>, owner: string | null): Promise<Hooks> 
   const map = byOwner;
   hooks.catch(() => map.delete(owner));
   return hooks;
+}
+
+/** The webhooks of live admin keys (rare events only: read each time, not kept). */
+async function adminWebhooks(db: Kysely<Database>): Promise<Hooks> {
+  const rows = await db
+    .selectFrom("webhooks")
+    .innerJoin("api_keys", "api_keys.id", "webhooks.owner")
+    .select(["webhooks.id", "webhooks.events"])
+    .where("api_keys.role", "=", "admin")
+    .where("api_keys.revoked_at", "is", null)
+    .execute();
+  return rows.map((h) => ({ id: h.id, events: JSON.parse(h.events) as string[] }));
 }
 
 /** A delivery of one event to one endpoint, due now (also a redelivery by hand). */

@@ -15,6 +15,7 @@ import * as transportRevertData from "./012-transport-revert-data.js";
 import * as transactionTransportId from "./013-transaction-transport-id.js";
 import * as policiesAuditWebhooks from "./014-policies-audit-webhooks.js";
 import * as partialTransactionIndexes from "./015-partial-transaction-indexes.js";
+import * as transportTrust from "./016-transport-trust.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -32,4 +33,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "013-transaction-transport-id": transactionTransportId,
   "014-policies-audit-webhooks": policiesAuditWebhooks,
   "015-partial-transaction-indexes": partialTransactionIndexes,
+  "016-transport-trust": transportTrust,
 };
