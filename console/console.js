@@ -146,7 +146,8 @@ function formatUnits(value, decimals) {
 
 function stateCell(state) {
   const ok = ["confirmed", "mined", "delivered", "ACTIVE"].includes(state);
-  const bad = ["failed", "dropped", "SUSPENDED"].includes(state);
+  // Held transports need the operator: their source chain's nodes disagree, or the source left the chain.
+  const bad = ["failed", "dropped", "SUSPENDED", "awaiting_quorum", "reorged"].includes(state);
   return h("td", { class: ok ? "state-ok" : bad ? "state-bad" : "state-wait", "data-state": state }, state);
 }
 
@@ -656,7 +657,7 @@ async function renderWallets() {
 const STUCK_MS = 60_000;
 const PAGE_SIZE = 25;
 function interesting(filter, state, updatedAt) {
-  if (filter === "failed") return ["failed", "dropped"].includes(state);
+  if (filter === "failed") return ["failed", "dropped", "awaiting_quorum", "reorged"].includes(state);
   if (filter === "stuck")
     return ["queued", "sent", "delivering"].includes(state) && Date.now() - Date.parse(updatedAt) > STUCK_MS;
   return true;
@@ -722,7 +723,7 @@ async function renderActivity(filter = "all") {
       h(
         "option",
         { value, selected: value === filter },
-        value === "stuck" ? "stuck (pending over 1 min)" : value,
+        value === "stuck" ? "stuck (pending over 1 min)" : value === "failed" ? "failed or held" : value,
       ),
     ),
   );
@@ -761,7 +762,17 @@ async function renderActivity(filter = "all") {
             h("td", {}, t.source_chain_id),
             h("td", {}, t.destination_chain_id),
             h("td", { class: "number" }, t.amount ?? t.token_id ?? (t.payload_hash ? "message" : "")),
-            stateCell(t.state),
+            t.state === "queued" && t.release_at
+              ? h(
+                  "td",
+                  {
+                    class: "state-wait",
+                    "data-state": t.state,
+                    title: t.refund_at ? `refunded at ${t.refund_at}` : "",
+                  },
+                  `queued until ${new Date(t.release_at).toLocaleString()}`,
+                )
+              : stateCell(t.state),
             hashCell(t.source_tx_hash),
             hashCell(t.destination_tx_hash),
             h("td", {}, age(t.created_at)),

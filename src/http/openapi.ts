@@ -88,6 +88,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           name: "Policies",
           description: "Signing policies (admin) and the audit log of every signing decision",
         },
+        { name: "Transports", description: "Limits on what crosses between chains (per lane)" },
         { name: "Webhooks", description: "Signed, durable notifications of every state change" },
         { name: "Operations", description: "Health and documentation" },
       ],

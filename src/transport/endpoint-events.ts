@@ -45,15 +45,31 @@ const TOKEN_BODY = [
 ] as const;
 const SENT_TOPIC = encodeEventTopics({ abi: MessageEndpoint.abi, eventName: "MessageSent" })[0];
 
-/** MessageSent logs of `endpoint` in blocks from..to (inclusive). */
+/**
+ * MessageSent logs of `endpoint` in blocks from..to (inclusive), as every usable upstream shows them:
+ * one upstream hiding a log cannot keep it from being seen, and one forging logs shows them all to
+ * the quorum check, which alone decides what is delivered. Throws only when no upstream answers.
+ */
 export async function sentEvents(chain: Chain, endpoint: Hex, from: number, to: number): Promise<Log[]> {
-  return (await chain.pool.call({
+  const call = {
     method: "eth_getLogs",
     params: [
       { address: endpoint, topics: [SENT_TOPIC], fromBlock: numberToHex(from), toBlock: numberToHex(to) },
     ],
-  })) as Log[];
+  };
+  const { asked } = chain.pool.quorumView();
+  if (asked.length <= 1) return asArray(await chain.pool.call(call));
+  const answers = await Promise.allSettled(asked.map((label) => chain.pool.callOn(label, call)));
+  const seen = new Map<string, Log>();
+  for (const answer of answers)
+    if (answer.status === "fulfilled")
+      for (const log of asArray(answer.value))
+        seen.set(`${log.transactionHash}|${log.topics?.[1]}|${log.data}`, log);
+  if (answers.every((a) => a.status === "rejected")) throw (answers[0] as PromiseRejectedResult).reason;
+  return [...seen.values()];
 }
+
+const asArray = (value: unknown): Log[] => (Array.isArray(value) ? (value as Log[]) : []);
 
 /** Whether a log is the endpoint's MessageSent (by its topic; the caller checks the address). */
 export function isSentLog(log: { topics?: unknown }): boolean {

@@ -1,13 +1,21 @@
-/** The highest block of a chain that is final by its rule, as the pool's upstream sees it (the quorum re-checks). */
+/** The highest block of a chain that is final by its rule: through the pool (the scan), or on one upstream (the quorum). */
 import type { Finality } from "../config/config.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { headOf } from "./head-of.js";
 
-/** -1 when nothing is final yet (a chain with no finalized block). */
+type Ask = (method: string, params: unknown[]) => Promise<unknown>;
+
+/** -1 when nothing is final yet (a node with no finalized block, or no notion of one). */
+export async function finalBlockBy(ask: Ask, finality: Finality): Promise<number> {
+  if (finality === "finalized") {
+    const block = (await ask("eth_getBlockByNumber", ["finalized", false])) as { number?: unknown } | null;
+    return typeof block?.number === "string" ? Number(BigInt(block.number)) : -1;
+  }
+  return Number(BigInt(String(await ask("eth_blockNumber", [])))) - (finality - 1);
+}
+
+/** As the pool's upstream sees it; the head read is noted in the chain's head so caches know that block. */
 export async function finalBlock(chain: Chain, finality: Finality): Promise<number> {
   if (finality !== "finalized") return (await headOf(chain)) - (finality - 1);
-  const block = (await chain.pool.call({ method: "eth_getBlockByNumber", params: ["finalized", false] })) as {
-    number?: unknown;
-  } | null;
-  return typeof block?.number === "string" ? Number(BigInt(block.number)) : -1;
+  return finalBlockBy((method, params) => chain.pool.call({ method, params }), finality);
 }

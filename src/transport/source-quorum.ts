@@ -4,6 +4,7 @@ import type { Finality } from "../config/config.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { describeFinality } from "./chain-trust.js";
 import { isSentLog, type Log, transportOfSent } from "./endpoint-events.js";
+import { finalBlockBy } from "./final-block.js";
 
 /** What one upstream says of the transport's source event. */
 export type SourceVote =
@@ -78,7 +79,7 @@ async function voteOf(
       .toLowerCase();
     const [canonical, final] = await Promise.all([
       ask("eth_getBlockByNumber", [numberToHex(block), false]) as Promise<Block | null>,
-      finalBlockOn(ask, finality),
+      finalBlockBy(ask, finality),
     ]);
     if (canonical?.hash?.toLowerCase() !== receipt.blockHash.toLowerCase())
       return { label, kind: "absent", why: `block ${block} ${receipt.blockHash} is no longer canonical` };
@@ -93,19 +94,6 @@ async function voteOf(
   } catch (error) {
     return { label, kind: "silent", why: (error as Error).message.slice(0, 200) };
   }
-}
-
-/** The highest block that is final by `finality` as this upstream sees it. */
-async function finalBlockOn(
-  ask: (method: string, params: unknown[]) => Promise<unknown>,
-  finality: Finality,
-): Promise<number> {
-  if (finality === "finalized") {
-    const block = (await ask("eth_getBlockByNumber", ["finalized", false])) as Block | null;
-    // A node with no finalized block yet (or no notion of one) makes nothing final.
-    return typeof block?.number === "string" ? Number(BigInt(block.number)) : -1;
-  }
-  return Number(BigInt(String(await ask("eth_blockNumber", [])))) - (finality - 1);
 }
 
 /** How many agreeing upstreams make a quorum when `asked` members may be asked and `configured` exist. */

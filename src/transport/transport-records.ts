@@ -35,19 +35,25 @@ export class TransportRecords {
     private readonly now: () => number,
   ) {}
 
-  /** Records a transport seen on its source chain (once by id; the event's block and body win). */
+  /**
+   * Records a transport seen on its source chain (once by id; the event's block and body win until
+   * a quorum has confirmed them: after that a scan, one upstream's word, changes nothing).
+   */
   async recordSent(sent: SentTransport & { body: string; source_block: number }): Promise<void> {
     const now = this.now();
     await this.store.db
       .insertInto("transports")
       .values(newTransportRow(sent, now))
       .onConflict((oc) =>
-        oc.column("id").doUpdateSet({
-          body: sent.body,
-          source_block: sent.source_block,
-          source_tx_hash: sent.source_tx_hash,
-          updated_at: now,
-        }),
+        oc
+          .column("id")
+          .doUpdateSet({
+            body: sent.body,
+            source_block: sent.source_block,
+            source_tx_hash: sent.source_tx_hash,
+            updated_at: now,
+          })
+          .where("transports.source_block_hash", "is", null),
       )
       .execute();
   }
