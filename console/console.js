@@ -6,6 +6,8 @@ const notice = document.getElementById("notice");
 let network = { chains: [] };
 const blocks = [];
 const metricSamples = [];
+/** /metrics answers admin keys only: a user key's console says so instead of drawing an empty chart. */
+let metricsDenied = false;
 let refreshTimer;
 
 /** Builds an element; text is always set as text, never parsed as HTML. */
@@ -211,7 +213,9 @@ async function renderNetwork() {
     h("h3", {}, "New blocks on the home chain (live, over the WebSocket)"),
     h("ul", { class: "feed", id: "feed", "aria-live": "polite" }, blocks.map(blockLine)),
     h("h3", {}, "Requests and errors per minute (from /metrics)"),
-    chart(),
+    metricsDenied
+      ? h("p", { class: "hint" }, "/metrics is for admin keys: sign in with one to see this chart.")
+      : chart(),
   );
 }
 
@@ -243,7 +247,10 @@ function startFeed() {
 async function sampleMetrics() {
   try {
     const headers = key() ? { authorization: `Bearer ${key()}` } : {};
-    const text = await (await fetch("/metrics", { headers })).text();
+    const response = await fetch("/metrics", { headers });
+    metricsDenied = response.status === 403;
+    if (!response.ok) return;
+    const text = await response.text();
     let requests = 0;
     let errors = 0;
     for (const line of text.split("\n")) {

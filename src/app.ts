@@ -11,7 +11,12 @@ import { methodNotFound } from "./errors/rpc-errors.js";
 import type { FilterService } from "./filters/filter-service.js";
 import type { LogQuery } from "./filters/log-query.js";
 import type { SubscriptionHub } from "./filters/subscription-hub.js";
-import { type RateLimiters, RequestsInFlight, useAccessControl } from "./http/access-control.js";
+import {
+  type RateLimiters,
+  RequestsInFlight,
+  requireAdmin,
+  useAccessControl,
+} from "./http/access-control.js";
 import { useBrowserGuard } from "./http/browser-guard.js";
 import { consoleRoutes } from "./http/console-routes.js";
 import { custodyRoutes } from "./http/custody-routes.js";
@@ -44,6 +49,7 @@ import type { IdempotencyStore } from "./tx/idempotency.js";
 import type { TransactionService } from "./tx/transaction-service.js";
 import type { ChainRegistry } from "./upstream/chain-registry.js";
 import type { ReadinessMonitor } from "./upstream/readiness.js";
+import { ProblemSchema } from "./wallets/wallet-schemas.js";
 import type { WalletService } from "./wallets/wallet-service.js";
 import type { BalanceWatch } from "./webhooks/balance-watch.js";
 import type { WebhookStore } from "./webhooks/webhook-store.js";
@@ -208,11 +214,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             description: "The Prometheus text exposition",
             content: { "text/plain": { schema: { type: "string" } } },
           },
+          403: ProblemSchema,
         },
       },
     },
-    async (_request, reply) =>
-      reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()),
+    // Every tenant's traffic, and the operator's upstreams: for admin keys (anyone in keyless mode).
+    async (request, reply) => {
+      requireAdmin(request, "/metrics covers every tenant and upstream: it needs an admin API key");
+      return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+    },
   );
   await registerWebSocket(app, {
     chains: deps.chains,

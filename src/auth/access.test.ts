@@ -73,6 +73,13 @@ describeEachStore("API keys and tenancy", (target) => {
     expect((await fetch(`${rt.url}/readyz`)).status).toBe(200);
     expect((await fetch(`${rt.url}/docs`)).status).toBeLessThan(400);
     expect((await rt.post("/eth_blockNumber", undefined, auth(bob))).status).toBe(200);
+    // /metrics counts every tenant's traffic and names the upstreams: admins only.
+    const metricsAsUser = await fetch(`${rt.url}/metrics`, { headers: auth(bob) });
+    expect(metricsAsUser.status).toBe(403);
+    expect(((await metricsAsUser.json()) as { code: string }).code).toBe("ADMIN_REQUIRED");
+    const metricsAsAdmin = await fetch(`${rt.url}/metrics`, { headers: auth(admin) });
+    expect(metricsAsAdmin.status).toBe(200);
+    expect(await metricsAsAdmin.text()).toContain("chaingate_http_requests_total");
     // Nothing was created by the refused requests.
     expect(await rt.store.db.selectFrom("wallets").select("id").execute()).toHaveLength(0);
   });

@@ -62,3 +62,41 @@ it("webhook URLs: http(s) only, no credentials, private hosts only when allowed;
     }),
   );
 });
+
+/** Each IPv6 form that carries an IPv4 address a router or the host itself would reach. */
+const CARRIERS: [string, (v4: [number, number, number, number]) => string][] = [
+  ["IPv4-mapped ::ffff:0:0/96", ([a, b, c, d]) => `::ffff:${a}.${b}.${c}.${d}`],
+  ["IPv4-translated ::ffff:0:0:0/96", ([a, b, c, d]) => `::ffff:0:${a}.${b}.${c}.${d}`],
+  ["IPv4-compatible ::/96", ([a, b, c, d]) => `::${a}.${b}.${c}.${d}`],
+  ["NAT64 64:ff9b::/96", ([a, b, c, d]) => `64:ff9b::${a}.${b}.${c}.${d}`],
+  [
+    "6to4 2002::/16",
+    ([a, b, c, d]) => `2002:${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}::1`,
+  ],
+];
+
+it("IPv6 forms that embed a loopback or private IPv4 address are refused as webhook URLs, in every spelling", () => {
+  const privateV4 = fc.oneof(
+    fc.tuple(fc.constant(127), octet, octet, octet),
+    fc.tuple(fc.constant(10), octet, octet, octet),
+    fc.tuple(fc.constant(192), fc.constant(168), octet, octet),
+    fc.tuple(fc.constant(169), fc.constant(254), octet, octet),
+    fc.tuple(fc.constant(172), fc.integer({ min: 16, max: 31 }), octet, octet),
+  );
+  fc.assert(
+    fc.property(privateV4, fc.constantFrom(...CARRIERS), (v4, [form, write]) => {
+      const address = write(v4);
+      expect(isPrivateAddress(address), `${form}: ${address}`).toBe(true);
+      // The URL parser rewrites the host (to hex groups): it is judged after that too.
+      expect(() => checkWebhookUrl(`http://[${address}]:8080/hook`, false), `${form}: ${address}`).toThrow(
+        /private/,
+      );
+    }),
+  );
+  // The same forms carrying a public address are public; Teredo and local-use NAT64 hide their far end.
+  for (const [form, write] of CARRIERS) expect(isPrivateAddress(write([8, 8, 8, 8])), form).toBe(false);
+  expect(isPrivateAddress("2001:0:4136:e378:8000:63bf:3fff:fdd2")).toBe(true);
+  expect(isPrivateAddress("64:ff9b:1::a00:1")).toBe(true);
+  expect(isPrivateAddress("::")).toBe(true);
+  expect(isPrivateAddress("[::1]")).toBe(true);
+});

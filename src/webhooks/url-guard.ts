@@ -26,15 +26,71 @@ for (const [net, bits] of [
   PRIVATE.addSubnet(net, bits, "ipv6");
 }
 
-/** Whether an IP address (v4, v6, or v4 mapped into v6) is loopback, private, link-local or reserved. */
+/** An IPv6 address as its eight 16-bit groups (a trailing dotted IPv4 is read as the last two). */
+export function ipv6Groups(address: string): number[] | undefined {
+  if (isIP(address) !== 6) return undefined;
+  let text = address.toLowerCase().replace(/%.*$/, "");
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes("::") ? text.split("::") : [text, undefined];
+  const part = (s: string | undefined) => (s ? s.split(":").map((g) => Number.parseInt(g, 16)) : []);
+  const front = part(head);
+  const back = part(tail);
+  const groups =
+    tail === undefined
+      ? front
+      : [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff)
+    ? groups
+    : undefined;
+}
+
+const v4Of = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+
+/**
+ * The IPv4 address an IPv6 address carries, where a router or the host itself would reach that IPv4
+ * address: IPv4-mapped ::ffff:0:0/96, IPv4-translated ::ffff:0:0:0/96, IPv4-compatible ::/96, NAT64
+ * 64:ff9b::/96 and 6to4 2002::/16. A receiver written in any of these forms is judged by its IPv4.
+ */
+export function embeddedIpv4(groups: readonly number[]): string | undefined {
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const zeroTo = (n: number) => groups.slice(0, n).every((g) => g === 0);
+  if (zeroTo(5) && g5 === 0xffff) return v4Of(g6, g7);
+  if (zeroTo(4) && g4 === 0xffff && g5 === 0) return v4Of(g6, g7);
+  if (zeroTo(6)) return v4Of(g6, g7);
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return v4Of(g6, g7);
+  if (g0 === 0x2002) return v4Of(g1, g2);
+  return undefined;
+}
+
+/** Tunnelling and translation ranges whose far end chaingate cannot judge: Teredo, local-use NAT64. */
+const OPAQUE = new BlockList();
+OPAQUE.addSubnet("2001::", 32, "ipv6");
+OPAQUE.addSubnet("64:ff9b:1::", 48, "ipv6");
+
+/** Whether an IP address (v4, v6, or v4 carried in v6) is loopback, private, link-local or reserved. */
 export function isPrivateAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, "");
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
-  if (mapped) return PRIVATE.check(mapped, "ipv4");
   const family = isIP(bare);
   if (family === 4) return PRIVATE.check(bare, "ipv4");
-  if (family === 6) return PRIVATE.check(bare, "ipv6");
-  return true;
+  if (family !== 6) return true;
+  const groups = ipv6Groups(bare);
+  if (groups === undefined) return true;
+  const v4 = embeddedIpv4(groups);
+  if (v4 !== undefined) return PRIVATE.check(v4, "ipv4");
+  return PRIVATE.check(bare, "ipv6") || OPAQUE.check(bare, "ipv6");
 }
 
 function refused(message: string): ChaingateError {

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { Agent, request } from "undici";
 import type { WebhookSettings } from "../config/config.js";
 import type { Store } from "../store/database.js";
+import { failureClass, NOT_PUBLIC } from "./failure-class.js";
 import { SIGNATURE_HEADER, signatureHeader } from "./signature.js";
 import { isPrivateAddress } from "./url-guard.js";
 
@@ -58,7 +59,7 @@ const guardedLookup: LookupFunction = (hostname, options, callback) => {
       const refusal: NodeJS.ErrnoException = new Error(
         `${hostname} resolves to ${bad.address}, a private address`,
       );
-      refusal.code = "ENOTFOUND";
+      refusal.code = NOT_PUBLIC;
       return callback(refusal, "", 4);
     }
     if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
@@ -252,7 +253,7 @@ export class WebhookSender {
     try {
       const host = new URL(d.url).hostname.replace(/^\[|\]$/g, "");
       if (!this.options.settings.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) {
-        throw new Error(`${host} is a private address`);
+        throw Object.assign(new Error(`${host} is a private address`), { code: NOT_PUBLIC });
       }
       const response = await request(d.url, {
         method: "POST",
@@ -271,7 +272,12 @@ export class WebhookSender {
       await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       if (status < 200 || status >= 300) failure = `receiver answered ${status}`;
     } catch (error) {
-      failure = (error as Error).message || String(error);
+      // The tenant sees the class; the operator's log keeps the whole error.
+      failure = failureClass(error);
+      this.options.logger.debug(
+        { err: error, delivery: d.id, webhook: d.webhook_id },
+        "webhook attempt failed",
+      );
     }
     await this.settle(d, status, failure);
   }
