@@ -255,6 +255,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     operations: deps.operations,
     idempotency: deps.idempotency,
     bodyLimit: config.bodyLimit,
+    checkSigner: (walletId, index, password, owner) => deps.wallets.unlock(walletId, index, password, owner),
   });
   await app.register(networkRoutes, {
     chains: deps.chains,

@@ -264,6 +264,11 @@ describeEachStore("custody signer methods", (target) => {
     const again = await rpc(rt, "eth_sendTransaction", [sendTx(address)], key);
     expect(again.result).toBe(first.result);
     expect(await recorded(rt, address)).toBe(1);
+    // Locked since: the key alone does not answer what only an unlocked address could have done.
+    expect((await rpc(rt, "personal_lockAccount", [address])).result).toBe(true);
+    const locked = await rpc(rt, "eth_sendTransaction", [sendTx(address)], key);
+    expect(locked.result).toBeUndefined();
+    expect(locked.error?.message).toMatch(/locked|unlock/i);
   });
 
   it("in a batch and over the WebSocket the signer methods answer the same; a batch's Idempotency-Key is per call id", async () => {

@@ -197,6 +197,10 @@ export class SignerMethods {
         return submitted.txHash;
       },
       (hashes) => ({ status: 200, body: hashes[0] }),
+      // A replay is for a caller who could sign now: the address unlocked (or unattended) for its key.
+      async () => {
+        await this.options.accounts.signer(owner, readTransaction(tx, chain.chainId).from);
+      },
     );
     if (outcome.status !== 200) throw replayedError(outcome);
     return outcome.body;

@@ -17,6 +17,8 @@ export interface OperationRoutesOptions {
   operations: readonly Operation[];
   idempotency: IdempotencyStore;
   bodyLimit: number;
+  /** Opens the wallet a signed operation names (its password checked), before a stored answer is replayed. */
+  checkSigner: (walletId: string, index: number, password: string, owner: string | null) => Promise<unknown>;
 }
 
 /** A field path the way a caller wrote it: `mint[2]`, `owner`. */
@@ -122,6 +124,17 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
             context.idempotencyKey,
             () => requestHash(input),
             () => operation.run(input, context),
+            undefined,
+            async () => {
+              const signer = input as { wallet_id?: unknown; password?: unknown; index?: unknown };
+              if (typeof signer.wallet_id === "string" && typeof signer.password === "string")
+                await options.checkSigner(
+                  signer.wallet_id,
+                  typeof signer.index === "number" ? signer.index : 0,
+                  signer.password,
+                  context.owner,
+                );
+            },
           );
           if (outcome.status !== 200) throw replayedError(outcome);
           return resultText(id, outcome.body);

@@ -142,6 +142,17 @@ describeEachStore("members, tokens and transports on the embedded chains 1001 an
       { kind: "transfer_tokens" },
     );
     expect(transfers[0]?.details).toMatchObject({ token: token.address, amount: "10", standard: "ERC20" });
+
+    // Under an Idempotency-Key, a retry replays the first answer, and only for the wallet's password.
+    // To herself: the balances the rest of this test reads stay as they are.
+    const keyed = { ...signer(), token: token.address, to: alice.address, amount: 1 };
+    const key = { "Idempotency-Key": `tokens-${token.address}` };
+    const once = await op(rt, "transfer_tokens", keyed, key);
+    expect((await op(rt, "transfer_tokens", keyed, key)).result).toEqual(once.result);
+    const guessed = await op(rt, "transfer_tokens", { ...keyed, password: "a guess" }, key);
+    expect(guessed.result).toBeUndefined();
+    expect(guessed.error?.data?.code).toBe("WRONG_PASSWORD");
+    await receiptOf(rt, (once.result as { tx_hash: string }).tx_hash);
   });
 
   it("transports 250 of an ERC20 to chain 1002: minted there once, burned here, supply unchanged", async () => {

@@ -252,11 +252,20 @@ export class IdempotencyStore {
     hash: () => string,
     operation: () => Promise<T>,
     routeRecover?: Recover,
+    /**
+     * Proves the caller may run the operation (its wallet's password, an unlocked account), before a
+     * stored answer is replayed: the key is no credential, and a replay must not answer what a wrong
+     * password could not have done. Throws the refusal (and counts toward the wallet's lockout).
+     */
+    authorize?: () => Promise<void>,
   ): Promise<{ status: number; body: unknown; replayed: boolean }> {
     const recover = routeRecover ?? interrupted;
     if (key === undefined) return { status: 200, body: await operation(), replayed: false };
     const start = await this.begin(route, key, hash(), recover);
-    if (start.kind === "replay") return { status: start.status, body: start.body, replayed: true };
+    if (start.kind === "replay") {
+      await authorize?.();
+      return { status: start.status, body: start.body, replayed: true };
+    }
     const release = this.hold(route, key);
     try {
       const body = await running.run(refOf(route, key), operation);

@@ -76,6 +76,9 @@ export class TransactionService {
       },
       // Cut off after signing (a crash): the transaction is tracked; its hash is the answer.
       (hashes) => ({ status: 200, body: { tx_hash: hashes[0] } }),
+      async () => {
+        await wallets.unlock(walletId, index, password, owner);
+      },
     );
     return result;
   }

@@ -186,6 +186,15 @@ describeEachStore("POST /transaction", (target) => {
       { "idempotency-key": "order-42" },
     );
     expect(again.json).toEqual(first.json);
+    // The key is no credential: a replay with a wrong password is refused like a first try would be.
+    const guessed = await rt.post(
+      "/transaction",
+      { ...body, password: "not the password" },
+      { "idempotency-key": "order-42" },
+    );
+    expect(guessed.status).toBe(401);
+    expect((guessed.json as Problem).code).toBe("WRONG_PASSWORD");
+    expect(JSON.stringify(guessed.json)).not.toContain((first.json as { tx_hash: string }).tx_hash);
     const other = await rt.post(
       "/transaction",
       { ...body, transaction: { to: DEV_ACCOUNT_2, value: "8" } },
