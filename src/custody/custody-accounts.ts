@@ -4,7 +4,13 @@ import { badRequest } from "../errors/chaingate-error.js";
 import { signingAccount } from "../keys/signing-account.js";
 import type { Store } from "../store/database.js";
 import type { WalletService } from "../wallets/wallet-service.js";
-import { accountLocked, sealKeyMismatch, unattendedUnavailable, unknownAccount } from "./custody-errors.js";
+import {
+  accountLocked,
+  noServerKey,
+  sealKeyMismatch,
+  unattendedUnavailable,
+  unknownAccount,
+} from "./custody-errors.js";
 import type { SealKey } from "./seal-key.js";
 import type { UnlockedAccounts } from "./unlocked-accounts.js";
 
@@ -136,7 +142,8 @@ export class CustodyAccounts {
   private openUnattended(found: Found): LocalAccount | undefined {
     if (found.sealed === null) return undefined;
     const key = this.options.sealKey;
-    if (!key || key.id !== found.keyId) throw sealKeyMismatch(found.address);
+    if (!key) throw noServerKey(found.address);
+    if (key.id !== found.keyId) throw sealKeyMismatch(found.address);
     const cached = this.opened.get(found.address);
     if (cached?.sealed === found.sealed) return cached.account;
     const secret = key.open(found.sealed, sealContext(found.walletId, found.index, found.address));
@@ -183,13 +190,19 @@ export class CustodyAccounts {
    * Seals every address key of the wallet under the server key, so chaingate signs for it with no
    * unlock, on every instance and after restarts. The password is checked as for an unlock.
    */
-  async makeUnattended(walletId: string, password: string, owner: string | null): Promise<string[]> {
+  async makeUnattended(
+    walletId: string,
+    password: string,
+    owner: string | null,
+    /** The admin key asking (null in keyless mode): its wrong passwords never lock the wallet's owner out. */
+    admin: string | null = null,
+  ): Promise<string[]> {
     const key = this.options.sealKey;
     if (!key) throw unattendedUnavailable();
     if (typeof password !== "string" || password.length === 0) {
       throw badRequest("PASSWORD_REQUIRED", "the wallet's password is required to make it unattended");
     }
-    const keys = await this.options.wallets.openKeys(walletId, password, owner);
+    const keys = await this.options.wallets.openKeys(walletId, password, owner, admin);
     const now = this.now();
     const rows = keys.map((k) => ({
       wallet_id: walletId,

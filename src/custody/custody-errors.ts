@@ -29,3 +29,11 @@ export function sealKeyMismatch(address: string): ChaingateError {
     { code: "SEAL_KEY_MISMATCH", data: { address } },
   );
 }
+
+/** An unattended address met by an instance started without any server key (not the wrong one). */
+export function noServerKey(address: string): ChaingateError {
+  return new ChaingateError(
+    "this address is unattended, but this instance has no server key configured: start it with CHAINGATE_SEAL_KEY_FILE (the key the address was sealed under), or unlock the address",
+    { code: "UNATTENDED_UNAVAILABLE", data: { address } },
+  );
+}

@@ -145,6 +145,19 @@ describeEachStore("tenancy and unattended wallets of the custody signer", (targe
     } finally {
       await otherKey.close();
     }
+    // With no server key at all, it says so (not "another key").
+    const noKey = await startTestRuntime({
+      store,
+      dataDir: rt.dataDir,
+      env: { CHAINGATE_TRACKER_INTERVAL_MS: "100", CHAINGATE_UPSTREAMS: homeUrl() },
+    });
+    try {
+      const refused = await rpc(noKey, alice, "eth_sendTransaction", [sendTx(wallet.address)]);
+      expect(refused.error?.message).toMatch(/no server key configured/);
+      expect(refused.error?.message).not.toMatch(/another server key/);
+    } finally {
+      await noKey.close();
+    }
 
     const withdrawn = await fetch(`${rt.url}/wallet/${wallet.id}/unattended`, {
       method: "DELETE",
@@ -154,6 +167,31 @@ describeEachStore("tenancy and unattended wallets of the custody signer", (targe
     expect((await rpc(rt, alice, "eth_sendTransaction", [sendTx(wallet.address)])).error?.message).toMatch(
       /^authentication needed/,
     );
+  });
+
+  it("an admin's wrong passwords on a tenant's wallet lock the admin out of it, never the owner", async () => {
+    const wallet = await newWallet(rt, alice);
+    const guess = () => rt.post(`/wallet/${wallet.id}/unattended`, { password: "a guess" }, bearer(admin));
+    const statuses: number[] = [];
+    let locked: Awaited<ReturnType<typeof guess>> | undefined;
+    while (locked === undefined && statuses.length < 12) {
+      const answer = await guess();
+      statuses.push(answer.status);
+      if (answer.status === 429) locked = answer;
+    }
+    // Five free guesses (and the one that sets the lock), then the admin key's own lock on this wallet.
+    expect(statuses.slice(0, 6)).toEqual([401, 401, 401, 401, 401, 401]);
+    expect(locked?.json).toMatchObject({ code: "WALLET_LOCKED" });
+    // The owner was never locked out: the right password works at once.
+    const own = await rpc(rt, alice, "personal_unlockAccount", [wallet.address, PASSWORD, 60]);
+    expect(own.error).toBeUndefined();
+    expect(own.result).toBe(true);
+    const row = await rt.store.db
+      .selectFrom("wallets")
+      .select(["failed_attempts", "locked_until"])
+      .where("id", "=", wallet.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(row.failed_attempts)).toBe(0);
   });
 
   it.skipIf(target !== "postgres" || !POSTGRES_AVAILABLE)(

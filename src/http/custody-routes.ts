@@ -162,6 +162,8 @@ export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (ap
       schema: {
         tags: ["Wallets"],
         summary: "Lets chaingate sign for this wallet with no unlock (keys sealed under the server key)",
+        description:
+          "Needs an admin API key, the wallet's password and a server key (CHAINGATE_SEAL_KEY_FILE). Wrong passwords from an admin key that does not own the wallet count against that key's own allowance on it (5 free, then a lock of 1 s doubling to 5 min), never against the owner's, so no admin can lock a tenant out of its wallet.",
         operationId: "makeWalletUnattended",
         params: WalletParamsSchema,
         body: UnattendedBody,
@@ -170,9 +172,12 @@ export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (ap
       config: { rateGroup: "sign" },
     },
     async (request) => {
-      requireAdmin(request, "making a wallet unattended needs an admin API key");
-      // An admin names any wallet: no owner filter.
-      const addresses = await custody.makeUnattended(request.params.id, request.body.password, null);
+      const admin = requireAdmin(
+        request,
+        "making a wallet unattended needs an admin API key and the wallet's password",
+      );
+      // An admin names any wallet: no owner filter. Its wrong passwords count on its own allowance.
+      const addresses = await custody.makeUnattended(request.params.id, request.body.password, null, admin);
       request.log.warn({ wallet: request.params.id }, "wallet made unattended");
       return { wallet_id: request.params.id, unattended: true, addresses };
     },

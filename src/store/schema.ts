@@ -183,6 +183,13 @@ export interface TransportsTable {
   refund_at: number | null;
 }
 
+/** Password attempts counted apart from a wallet's own (an admin on another tenant's wallet). */
+export interface AttemptLimitsTable {
+  scope: string;
+  failed_attempts: number;
+  locked_until: number;
+}
+
 /** A per-lane limit: a token bucket of `capacity` refilled over `period_ms`, shared by every instance. */
 export interface LaneLimitsTable {
   source_chain_id: number;
@@ -365,6 +372,7 @@ export interface Database {
   members: MembersTable;
   transports: TransportsTable;
   lane_limits: LaneLimitsTable;
+  attempt_limits: AttemptLimitsTable;
   relayer_cursors: RelayerCursorsTable;
   nonce_ledger: NonceLedgerTable;
   transactions: TransactionsTable;

@@ -257,6 +257,8 @@ export class WalletService {
     id: string,
     password: string,
     owner: string | null = null,
+    /** The admin key acting on a wallet it may not own: its guesses count against its own allowance. */
+    admin: string | null = null,
   ): Promise<{ index: number; address: string; privateKey: Uint8Array }[]> {
     const wallet = await this.wallet(id, owner);
     const rows = await this.options.store.db
@@ -267,7 +269,15 @@ export class WalletService {
       .execute();
     const first = rows[0];
     if (!first) throw addressNotFound(id, 0);
-    const derivedKey = await this.derivedKey(wallet, parseKeystore(first.keystore).sealed, password, owner);
+    // Only the owner's attempts count toward the wallet's lock: another key cannot lock its owner out.
+    const scope = admin !== null && wallet.owner !== admin ? `${admin}:${wallet.id}` : undefined;
+    const derivedKey = await this.derivedKey(
+      wallet,
+      parseKeystore(first.keystore).sealed,
+      password,
+      owner,
+      scope,
+    );
     return rows.map((row) => ({
       index: row.idx,
       address: row.address,
@@ -281,14 +291,16 @@ export class WalletService {
     sealed: Parameters<typeof unseal>[0],
     password: string,
     owner: string | null,
+    /** Where the attempt is counted when not on the wallet's own allowance. */
+    scope?: string,
   ): Promise<Buffer> {
     const cached = this.options.cache.get(wallet.id, password);
     if (cached) return cached;
     // Concurrent unlocks with the same password share one attempt and one derivation.
-    const tag = this.options.cache.tagOf(wallet.id, password);
+    const tag = `${this.options.cache.tagOf(wallet.id, password)}${scope === undefined ? "" : `\n${scope}`}`;
     let attempt = this.attempts.get(tag);
     if (!attempt) {
-      attempt = this.attempt(wallet, sealed, password, owner).finally(() => this.attempts.delete(tag));
+      attempt = this.attempt(wallet, sealed, password, owner, scope).finally(() => this.attempts.delete(tag));
       this.attempts.set(tag, attempt);
     }
     return attempt;
@@ -304,8 +316,9 @@ export class WalletService {
     sealed: Parameters<typeof unseal>[0],
     password: string,
     owner: string | null,
+    scope?: string,
   ): Promise<Buffer> {
-    await this.reserveAttempt(wallet.id);
+    await (scope === undefined ? this.reserveAttempt(wallet.id) : this.reserveScopedAttempt(scope));
     const derivedKey = await this.options.deriver.derive(
       password,
       JSON.parse(wallet.kdf) as ScryptParams,
@@ -317,11 +330,13 @@ export class WalletService {
       derivedKey.fill(0);
       throw error;
     }
-    await this.options.store.db
-      .updateTable("wallets")
-      .set({ failed_attempts: 0, locked_until: 0 })
-      .where("id", "=", wallet.id)
-      .execute();
+    if (scope === undefined)
+      await this.options.store.db
+        .updateTable("wallets")
+        .set({ failed_attempts: 0, locked_until: 0 })
+        .where("id", "=", wallet.id)
+        .execute();
+    else await this.options.store.db.deleteFrom("attempt_limits").where("scope", "=", scope).execute();
     this.options.cache.set(wallet.id, password, derivedKey);
     return derivedKey;
   }
@@ -343,8 +358,7 @@ export class WalletService {
       if (!current) throw walletNotFound(walletId);
       if (current.locked_until > now) return current.locked_until;
       const attempts = current.failed_attempts + 1;
-      const lockMs =
-        attempts > FREE_ATTEMPTS ? Math.min(1000 * 2 ** (attempts - FREE_ATTEMPTS - 1), MAX_LOCK_MS) : 0;
+      const lockMs = lockFor(attempts);
       await trx
         .updateTable("wallets")
         .set({ failed_attempts: attempts, locked_until: lockMs > 0 ? now + lockMs : 0 })
@@ -354,6 +368,38 @@ export class WalletService {
     });
     if (lockedUntil !== undefined) throw walletLocked(Math.ceil((lockedUntil - now) / 1000));
   }
+
+  /** As reserveAttempt, on an allowance of its own (an admin key on a wallet it does not own). */
+  private async reserveScopedAttempt(scope: string): Promise<void> {
+    const now = this.now();
+    const lockedUntil = await this.options.store.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("attempt_limits")
+        .values({ scope, failed_attempts: 0, locked_until: 0 })
+        .onConflict((oc) => oc.column("scope").doNothing())
+        .execute();
+      const current = await trx
+        .selectFrom("attempt_limits")
+        .select(["failed_attempts", "locked_until"])
+        .where("scope", "=", scope)
+        .$if(this.options.store.kind === "postgres", (q) => q.forUpdate())
+        .executeTakeFirstOrThrow();
+      if (current.locked_until > now) return current.locked_until;
+      const attempts = current.failed_attempts + 1;
+      await trx
+        .updateTable("attempt_limits")
+        .set({ failed_attempts: attempts, locked_until: now + lockFor(attempts) })
+        .where("scope", "=", scope)
+        .execute();
+      return undefined;
+    });
+    if (lockedUntil !== undefined) throw walletLocked(Math.ceil((lockedUntil - now) / 1000));
+  }
+}
+
+/** The lock an attempt sets: none for the free ones, then 1 s doubling up to the most. */
+function lockFor(attempts: number): number {
+  return attempts > FREE_ATTEMPTS ? Math.min(1000 * 2 ** (attempts - FREE_ATTEMPTS - 1), MAX_LOCK_MS) : 0;
 }
 
 function toRecord(row: WalletAddressesTable): WalletRecord {

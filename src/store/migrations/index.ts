@@ -16,6 +16,7 @@ import * as transactionTransportId from "./013-transaction-transport-id.js";
 import * as policiesAuditWebhooks from "./014-policies-audit-webhooks.js";
 import * as partialTransactionIndexes from "./015-partial-transaction-indexes.js";
 import * as transportTrust from "./016-transport-trust.js";
+import * as attemptLimits from "./017-attempt-limits.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -34,4 +35,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "014-policies-audit-webhooks": policiesAuditWebhooks,
   "015-partial-transaction-indexes": partialTransactionIndexes,
   "016-transport-trust": transportTrust,
+  "017-attempt-limits": attemptLimits,
 };
