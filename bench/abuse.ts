@@ -25,6 +25,8 @@ const victim = cli(["keys", "create", "--role", "user", "--name", "victim"]);
 const { child, url } = await startChaingateProcess({
   CHAINGATE_DATA_DIR: dir,
   CHAINGATE_LOG_REQUESTS: "false",
+  // The log flood is sent from anvil's own funded account.
+  CHAINGATE_DEVNET_NODE_ACCOUNTS: "true",
 });
 
 const rssMb = () => {
@@ -127,10 +129,14 @@ try {
     [{ from: DEV_ACCOUNT, data: LOG_FLOOD_INIT_CODE }],
     attacker.key,
   );
-  await new Promise((r) => setTimeout(r, 500));
-  const receipt = (await rpc("eth_getTransactionReceipt", [deployed.result], attacker.key)).result as {
-    contractAddress: string;
-  };
+  if (typeof deployed.result !== "string") throw new Error(`deploy failed: ${JSON.stringify(deployed)}`);
+  let receipt: { contractAddress: string } | undefined;
+  for (let i = 0; i < 100 && !receipt; i++) {
+    receipt = (await rpc("eth_getTransactionReceipt", [deployed.result], attacker.key))
+      .result as typeof receipt;
+    if (!receipt) await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!receipt) throw new Error("the flood contract was not mined");
   for (let i = 0; i < 20; i++)
     await rpc(
       "eth_sendTransaction",
@@ -147,6 +153,62 @@ try {
     const answer = await post("/", batch, attacker.key);
     const errors = (JSON.parse(answer.text) as { error?: unknown }[]).filter((a) => a.error).length;
     return `${answer.text.length} bytes answered; ${errors} of 50 refused with -32005`;
+  });
+
+  // What a tenant can make chaingate hold with calls that are each within the caps: 8 KB batches of
+  // eth_getLogs over at most 9 flood blocks (9,216 logs) each, every call distinct (no cache, no
+  // sharing), four batches at once.
+  // The 20 flood transactions were mined one a block (automine), the last at the head.
+  const head = Number((await rpc("eth_blockNumber", [], attacker.key)).result);
+  const floodStart = head - 19;
+  const logBatch = (seed: number) => {
+    const batch: unknown[] = [];
+    for (let i = 0; JSON.stringify(batch).length < 8_000; i++) {
+      const from = floodStart + (i % 12);
+      batch.push({
+        jsonrpc: "2.0",
+        id: i,
+        method: "eth_getLogs",
+        params: [
+          {
+            address: receipt.contractAddress,
+            fromBlock: `0x${from.toString(16)}`,
+            toBlock: `0x${(from + 8).toString(16)}`,
+            topics: [
+              [`0x${"ab".padStart(64, "0")}`, `0x${(seed * 1000 + i).toString(16).padStart(64, "0")}`],
+            ],
+          },
+        ],
+      });
+    }
+    return batch;
+  };
+  await measure("4 concurrent 8 KB batches of eth_getLogs, each call within the caps", async () => {
+    const answers = await Promise.all([1, 2, 3, 4].map((seed) => post("/", logBatch(seed), attacker.key)));
+    const bytes = answers.reduce((sum, a) => sum + a.text.length, 0);
+    const parsed = answers.flatMap((a) => JSON.parse(a.text) as { error?: { data?: { code?: string } } }[]);
+    const refused = parsed.filter((a) => a.error).length;
+    return `${logBatch(1).length} calls a batch; ${Math.round(bytes / 1_048_576)} MiB answered in all; ${refused} of ${parsed.length} calls refused (${[...new Set(parsed.flatMap((a) => (a.error?.data?.code ? [a.error.data.code] : [])))].join(", ")})`;
+  });
+
+  // The same batches sent again and again for 5 s: what a sustained flood costs the other tenant.
+  await measure("the same 4 batches again and again for 5 s", async () => {
+    const until = Date.now() + 5_000;
+    let answered = 0;
+    let refused = 0;
+    let bytes = 0;
+    await Promise.all(
+      [1, 2, 3, 4].map(async (seed) => {
+        for (let round = 0; Date.now() < until; round++) {
+          const answer = await post("/", logBatch(seed * 100 + round), attacker.key);
+          bytes += answer.text.length;
+          for (const call of JSON.parse(answer.text) as { error?: unknown }[])
+            if (call.error) refused++;
+            else answered++;
+        }
+      }),
+    );
+    return `${answered} calls answered (${Math.round(bytes / 1_048_576)} MiB), ${refused} refused`;
   });
 
   await measure("10,000 filters from one key", async () => {

@@ -17,6 +17,7 @@ import {
   requireAdmin,
   useAccessControl,
 } from "./http/access-control.js";
+import { AnswerBudget } from "./http/answer-budget.js";
 import { useBrowserGuard } from "./http/browser-guard.js";
 import { consoleRoutes } from "./http/console-routes.js";
 import { custodyRoutes } from "./http/custody-routes.js";
@@ -240,6 +241,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     batchLimit: config.batchLimit,
     bodyLimit: config.bodyLimit,
     maxResponseBytes: config.limits.responseBytes,
+    // A key may hold one largest answer at a time, the process two (docs/security.md).
+    answers: new AnswerBudget(
+      config.limits.responseBytes,
+      2 * config.limits.responseBytes,
+      config.limits.answerBytesPerSecond,
+    ),
   });
   await app.register(walletRoutes, { wallets: deps.wallets, maxAddresses: config.maxAddressesPerWallet });
   await app.register(transactionRoutes, { transactions: deps.transactions });

@@ -115,6 +115,8 @@ export interface ResourceLimits {
   readonly logsResults: number;
   /** Largest answer to one call or one batch, and largest node answer read. */
   readonly responseBytes: number;
+  /** Large answers one tenant is given per second (0: no limit). */
+  readonly answerBytesPerSecond: number;
   /** HTTP requests one API key may have in flight (0: no limit). */
   readonly concurrentPerKey: number;
 }

@@ -72,6 +72,7 @@ const DEFAULTS: OptionValues = {
   maxLogsRange: 10_000,
   maxLogsResults: 10_000,
   maxResponseMb: 64,
+  maxAnswerMbPerSecond: 16,
   maxConcurrentPerKey: 512,
   maxWebhooksPerKey: 20,
   webhookAllowPrivate: false,
@@ -317,6 +318,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       logsRange: v.maxLogsRange,
       logsResults: v.maxLogsResults,
       responseBytes: v.maxResponseMb * MIB,
+      answerBytesPerSecond: v.maxAnswerMbPerSecond * MIB,
       concurrentPerKey: v.maxConcurrentPerKey,
     },
     webhooks: {

@@ -70,6 +70,7 @@ export interface OptionValues {
   maxLogsRange: number;
   maxLogsResults: number;
   maxResponseMb: number;
+  maxAnswerMbPerSecond: number;
   maxConcurrentPerKey: number;
   maxWebhooksPerKey: number;
   webhookAllowPrivate: boolean;
@@ -585,6 +586,14 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "largest answer chaingate sends for one call or one whole batch, and reads from a node, in MiB",
     defaultText: "64",
     parse: integer(1, 4096),
+  },
+  {
+    key: "maxAnswerMbPerSecond",
+    env: "CHAINGATE_MAX_ANSWER_MB_PER_SECOND",
+    flag: "--max-answer-mb-per-second",
+    help: "large answers (over 16 KiB each, such as log queries) one key is given per second, in MiB; one answer may be larger, and the key's next large reads then wait until it is paid for (0: no limit)",
+    defaultText: "16",
+    parse: integer(0, 65536),
   },
   {
     key: "requestTimeoutMs",

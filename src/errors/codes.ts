@@ -156,6 +156,13 @@ export const ERROR_CODES = {
     meaning: "the key has `--max-subscriptions-per-key` subscriptions over all its sockets",
   },
   RESPONSE_TOO_LARGE: { ...LIMIT, meaning: "the node's answer is larger than `--max-response-mb`" },
+  ANSWERS_IN_FLIGHT: {
+    status: 429,
+    rpc: RPC_LIMIT_EXCEEDED,
+    retry: true,
+    meaning:
+      "the key's requests (or all requests) hold as many answer bytes not yet read as allowed (`--max-response-mb` per key, twice that per instance); retry once they are read",
+  },
   FILTER_NOT_FOUND: {
     status: 404,
     rpc: RPC_SERVER_ERROR,

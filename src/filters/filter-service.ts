@@ -4,6 +4,7 @@ import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
 import { askHead } from "../upstream/ask-head.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import type { JsonText } from "../upstream/json-text.js";
 import { canonicalBase } from "./canonical-base.js";
 import { type LogCriteria, numericBlock, toHex } from "./filter-criteria.js";
 import { type LogQuery, limitExceeded } from "./log-query.js";
@@ -166,7 +167,7 @@ export class FilterService {
       .execute();
   }
 
-  private async changes(chain: Chain, id: string, tenant: string): Promise<unknown[]> {
+  private async changes(chain: Chain, id: string, tenant: string): Promise<unknown[] | JsonText> {
     const row = await this.load(chain, id, tenant);
     if (row.kind === "pending") return this.pendingChanges(chain, row);
     const criteria = row.kind === "log" ? (JSON.parse(row.criteria ?? "{}") as LogCriteria) : undefined;

@@ -2,6 +2,7 @@
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { askHead } from "../upstream/ask-head.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { concatArrays, JsonText } from "../upstream/json-text.js";
 import { type LogCriteria, logMatches, matchPart, toHex } from "./filter-criteria.js";
 
 export type Log = Record<string, unknown> & { blockNumber: string; blockHash: string };
@@ -55,6 +56,7 @@ export function criteriaSizeProblem(criteria: LogCriteria, max: number): string 
 
 export class LogQuery {
   private readonly shared = new Map<string, Promise<Log[]>>();
+  private readonly sharedText = new Map<string, Promise<JsonText>>();
   /** Every log of a recent block, by chain and block hash (a hash names one block for good). */
   private readonly blocks = new Map<string, Promise<Log[]>>();
   private readonly running = new Map<string, number>();
@@ -67,20 +69,30 @@ export class LogQuery {
     if (problem) throw limitExceeded("FILTER_TOO_LARGE", problem);
   }
 
-  /** Every log the criteria match, or a clear error when the range or the answer is too large. */
-  async all(chain: Chain, criteria: LogCriteria, tenant: string): Promise<Log[]> {
+  /**
+   * Every log the criteria match, as the nodes' JSON text (a large answer is passed on, not parsed
+   * and written again), or a clear error when the range or the answer is too large.
+   */
+  async all(
+    chain: Chain,
+    criteria: LogCriteria,
+    tenant: string,
+    /** Throws when the caller can no longer hold an answer: asked again when the turn comes. */
+    mayHoldMore?: () => void,
+  ): Promise<JsonText> {
     this.checkSize(criteria);
     return this.turn(tenant, async () => {
+      mayHoldMore?.();
       if (criteria.blockHash !== undefined) {
-        return this.capped(
-          await this.fetch(chain, { ...matchPart(criteria), blockHash: criteria.blockHash }),
+        return this.cappedText(
+          await this.fetchText(chain, { ...matchPart(criteria), blockHash: criteria.blockHash }),
           0,
         );
       }
       const head = await headOf(chain);
       const from = await blockOf(chain, criteria.fromBlock, head);
       const to = await blockOf(chain, criteria.toBlock, head);
-      if (from > to) return [];
+      if (from > to) return new JsonText("[]");
       const span = to - from + 1;
       if (span > this.limits.logsRange) {
         throw limitExceeded(
@@ -95,21 +107,23 @@ export class LogQuery {
           ...(criteria.fromBlock === undefined ? {} : { fromBlock: criteria.fromBlock }),
           ...(criteria.toBlock === undefined ? {} : { toBlock: criteria.toBlock }),
         };
-        return this.capped(await this.fetch(chain, own), 0);
+        return this.cappedText(await this.fetchText(chain, own), 0);
       }
-      const out: Log[] = [];
+      const parts: JsonText[] = [];
+      let count = 0;
       for (let start = from; start <= to; ) {
         const end = Math.min(to, (Math.floor(start / CHUNK_BLOCKS) + 1) * CHUNK_BLOCKS - 1);
-        const logs = await this.fetch(chain, {
+        const part = await this.fetchText(chain, {
           ...matchPart(criteria),
           fromBlock: toHex(start),
           toBlock: toHex(end),
         });
-        this.capped(logs, out.length);
-        for (const log of logs) out.push(log);
+        this.cappedText(part, count);
+        count += part.items;
+        parts.push(part);
         start = end + 1;
       }
-      return out;
+      return concatArrays(parts);
     });
   }
 
@@ -191,14 +205,27 @@ export class LogQuery {
     return logs;
   }
 
-  private capped(logs: Log[], already: number): Log[] {
-    if (already + logs.length > this.limits.logsResults) {
+  private cappedText(logs: JsonText, already: number): JsonText {
+    if (already + logs.items > this.limits.logsResults) {
       throw limitExceeded(
         "TOO_MANY_RESULTS",
         `query returned more than ${this.limits.logsResults} results (narrow the block range or the filter)`,
       );
     }
     return logs;
+  }
+
+  /** As fetch, answering the node's own text (one call per distinct chunk in flight, whoever asks). */
+  private fetchText(chain: Chain, params: LogCriteria): Promise<JsonText> {
+    const key = `${chain.chainId}:text:${JSON.stringify(params)}`;
+    let pending = this.sharedText.get(key);
+    if (!pending) {
+      pending = (
+        chain.pool.call({ method: "eth_getLogs", params: [params], asText: true }) as Promise<JsonText>
+      ).finally(() => this.sharedText.delete(key));
+      this.sharedText.set(key, pending);
+    }
+    return pending;
   }
 
   /** One upstream call per distinct chunk in flight, whoever asks. */

@@ -56,6 +56,49 @@ describe("a hostile tenant: eth_getLogs", () => {
     expect(one).toHaveLength(LOGS_PER_CALL);
   });
 
+  it("batches of eth_getLogs each within the caps: what a key holds and is given per second is bounded", async () => {
+    const head = Number(await result<string>(rt, "eth_blockNumber"));
+    const hex = (n: number) => `0x${n.toString(16)}`;
+    // Four 8 KB batches at once, every call distinct (no sharing, no cache): 9 flood blocks each.
+    const calls = (seed: number) =>
+      Array.from({ length: 27 }, (_, i) => ({
+        method: "eth_getLogs",
+        params: [
+          {
+            fromBlock: hex(head - 19 + (i % 12)),
+            toBlock: hex(head - 11 + (i % 12)),
+            topics: [
+              [`0x${"ab".padStart(64, "0")}`, `0x${(seed * 1000 + i).toString(16).padStart(64, "0")}`],
+            ],
+          },
+        ],
+      }));
+    const { value, peakMb } = await peakRss(() =>
+      Promise.all([1, 2, 3, 4].map((seed) => batch(rt, calls(seed)))),
+    );
+    const answers = value.flatMap((v) => v.answers);
+    const bytes = value.reduce((sum, v) => sum + v.bytes, 0);
+    process.stdout.write(`abuse getLogs batches: ${bytes} bytes answered, peak RSS ${peakMb} MB\n`);
+    const answered = answers.filter((a) => a.result !== undefined);
+    const refused = answers.filter((a) => a.error !== undefined);
+    expect(answered.length).toBeGreaterThan(0);
+    for (const a of answered) expect((a.result as unknown[]).length).toBe(9 * LOGS_PER_CALL);
+    for (const a of refused)
+      expect(["ANSWERS_IN_FLIGHT", "RESPONSE_TOO_LARGE"]).toContain(a.error?.data?.code);
+    const busy = refused.find((a) => a.error?.data?.code === "ANSWERS_IN_FLIGHT");
+    expect(busy?.error?.message).toMatch(/MiB a second of large reads lately; retry in \d+ s/);
+    // Unbounded, the four batches answered 255 MiB (and held it at once); now a fraction of that.
+    expect(bytes).toBeLessThan(100 * 1_048_576);
+    expect(peakMb).toBeLessThan(700);
+    // Once the key's large reads are paid for, it is answered again.
+    expect(
+      await waitUntil(async () => {
+        const again = await native(rt, "eth_getLogs", [{ fromBlock: hex(head), toBlock: hex(head) }]);
+        return again.error === undefined;
+      }, 30_000),
+    ).toBe(true);
+  });
+
   it("a range wider than the cap is refused; one inside it is fetched in chunks and merged", async () => {
     // More blocks than one chunk: such a range is fetched chunk by chunk.
     const before = Number(await result<string>(rt, "eth_blockNumber"));

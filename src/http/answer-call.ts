@@ -4,6 +4,7 @@ import { limitExceeded } from "../filters/log-query.js";
 import type { CallContext, RpcDispatcher } from "../rpc/dispatcher.js";
 import { errorText, type RequestId, resultText } from "../rpc/envelope.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import type { AnswerAccount } from "./answer-budget.js";
 
 /** The error an answer (or a batch) larger than the cap becomes. */
 export function tooLargeText(id: RequestId, what: string, maxResponseBytes: number): string {
@@ -23,10 +24,19 @@ export async function answerCall(
   method: string,
   params: unknown,
   context: CallContext,
-  options: { maxResponseBytes: number; logUnexpected: (error: unknown) => void },
+  options: {
+    maxResponseBytes: number;
+    logUnexpected: (error: unknown) => void;
+    /** Holds the answer until it is written (and says when it may not); else only the size cap applies. */
+    account?: AnswerAccount;
+  },
 ): Promise<string> {
   try {
     const text = resultText(id, await dispatcher.call(chain, method, params, context));
+    if (options.account !== undefined) {
+      const refusal = options.account.take(text.length);
+      return refusal === undefined ? text : errorText(id, refusal);
+    }
     return text.length > options.maxResponseBytes
       ? tooLargeText(id, "the answer", options.maxResponseBytes)
       : text;

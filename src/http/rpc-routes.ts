@@ -1,5 +1,6 @@
 /** Native paths (`POST /<method>`) and the standard JSON-RPC endpoint (`POST /`), both from the method table. */
 
+import { Readable } from "node:stream";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { invalidRequest } from "../errors/rpc-errors.js";
@@ -14,7 +15,8 @@ import {
 import { METHODS } from "../rpc/method-table.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { ownerOf, tenantOf } from "./access-control.js";
-import { answerCall, tooLargeText } from "./answer-call.js";
+import type { AnswerAccount, AnswerBudget } from "./answer-budget.js";
+import { answerCall } from "./answer-call.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
 import { bodyStream } from "./read-fast-path.js";
 
@@ -25,6 +27,8 @@ export interface RpcRoutesOptions {
   bodyLimit: number;
   /** Largest answer to one call, and to one whole batch. */
   maxResponseBytes: number;
+  /** Answer bytes held until written, per key and per process. */
+  answers: AnswerBudget;
 }
 
 const chainHeader = {
@@ -44,8 +48,16 @@ function selectChain(chains: ChainRegistry, request: FastifyRequest): Chain {
 }
 
 export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: FastifyInstance, options) => {
-  const { chains, dispatcher, batchLimit, bodyLimit, maxResponseBytes } = options;
-  const tooLarge = (id: RequestId, what: string) => tooLargeText(id, what, maxResponseBytes);
+  const { chains, dispatcher, batchLimit, bodyLimit, maxResponseBytes, answers } = options;
+
+  /** The request's answer account, released once the response is written or the client is gone. */
+  const accountOf = (request: FastifyRequest, reply: FastifyReply, what: string) => {
+    const account = answers.open(tenantOf(request), maxResponseBytes, what);
+    const release = () => account.release();
+    reply.raw.once("finish", release);
+    reply.raw.once("close", release);
+    return account;
+  };
 
   useJsonRpcEnvelopes(app, bodyLimit);
 
@@ -55,6 +67,7 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
     method: string,
     params: unknown,
     request: FastifyRequest,
+    account: AnswerAccount,
     inBatch = false,
   ) => {
     const header = request.headers["idempotency-key"];
@@ -64,10 +77,12 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
       owner: ownerOf(request),
       // One key for a whole batch would make its calls collide: each call uses key#id.
       idempotencyKey: key === undefined ? undefined : inBatch ? `${key}#${JSON.stringify(id)}` : key,
+      mayHoldMore: () => account.check(),
     };
     return answerCall(dispatcher, chain, id, method, params, context, {
       maxResponseBytes,
       logUnexpected: (error) => request.log.error({ err: error }, "unexpected error in JSON-RPC call"),
+      account,
     });
   };
 
@@ -94,7 +109,14 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
           const chain = selectChain(chains, request);
           const parsed = readNativeRequest(request.body, spec.name);
           id = parsed.id;
-          return await call(chain, id, spec.name, parsed.params, request);
+          return await call(
+            chain,
+            id,
+            spec.name,
+            parsed.params,
+            request,
+            accountOf(request, reply, "the answer"),
+          );
         } catch (error) {
           return errorText(id, error);
         }
@@ -134,6 +156,9 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
       } catch (error) {
         return errorText(Array.isArray(body) ? null : salvageId(body, null), error);
       }
+      // The whole answer is one account: past its ceiling (or the key's and the process's budget),
+      // calls answer an error instead, and calls not yet at a node do not go to one.
+      const account = accountOf(request, reply, Array.isArray(body) ? "the batch answer" : "the answer");
       const one = async (item: unknown, inBatch = false): Promise<string | undefined> => {
         let parsed: ReturnType<typeof readRpcRequest>;
         try {
@@ -141,7 +166,15 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
         } catch (error) {
           return errorText(salvageId(item, null), error);
         }
-        const text = await call(chain, parsed.id ?? null, parsed.method, parsed.params, request, inBatch);
+        const text = await call(
+          chain,
+          parsed.id ?? null,
+          parsed.method,
+          parsed.params,
+          request,
+          account,
+          inBatch,
+        );
         return parsed.id === undefined ? undefined : text;
       };
       if (!Array.isArray(body)) {
@@ -149,21 +182,34 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
         if (text === undefined) return reply.code(204).send();
         return text;
       }
-      // The whole batch answer is bounded too: past the ceiling, calls answer an error instead.
-      let budget = maxResponseBytes;
-      const answers = (
-        await Promise.all(
-          body.map(async (item) => {
-            const text = await one(item, true);
-            if (text === undefined) return undefined;
-            if (text.length > budget) return tooLarge(salvageId(item, null), "the batch answer");
-            budget -= text.length;
-            return text;
-          }),
-        )
-      ).filter((t): t is string => t !== undefined);
-      if (answers.length === 0) return reply.code(204).send();
-      return `[${answers.join(",")}]`;
+      const texts = (await Promise.all(body.map((item) => one(item, true)))).filter(
+        (t): t is string => t !== undefined,
+      );
+      if (texts.length === 0) return reply.code(204).send();
+      return batchAnswer(texts);
     },
   );
 };
+
+/** Above this, a batch answer is streamed part by part rather than joined into one more copy of itself. */
+const STREAM_BATCH_BYTES = 1_048_576;
+
+/**
+ * A batch's answer: small ones as one string; large ones written part by part, each part let go once
+ * written, so a 60 MB answer is not held twice more (the joined string and its encoding).
+ */
+function batchAnswer(texts: string[]): string | Readable {
+  let total = 0;
+  for (const text of texts) total += text.length;
+  if (total < STREAM_BATCH_BYTES) return `[${texts.join(",")}]`;
+  return Readable.from(
+    (function* () {
+      for (let i = 0; i < texts.length; i++) {
+        const part = texts[i]!;
+        texts[i] = "";
+        yield `${i === 0 ? "[" : ","}${part}${i === texts.length - 1 ? "]" : ""}`;
+      }
+    })(),
+    { objectMode: false },
+  );
+}

@@ -69,6 +69,8 @@ export interface CallContext {
   owner?: string | null;
   /** The request's Idempotency-Key (with the call's id appended inside a batch). */
   idempotencyKey?: string | undefined;
+  /** Throws when the request may not hold more answers: called before node work (and again when a log query's turn comes). */
+  mayHoldMore?: () => void;
 }
 
 export class RpcDispatcher {
@@ -139,6 +141,7 @@ export class RpcDispatcher {
     if (!spec || !validate) throw methodNotFound(method);
     if (this.deps.policy && !this.deps.policy(method)) throw methodDenied(method);
     const checked = validate(params);
+    context.mayHoldMore?.();
     const gate = this.deps.upstreamGate;
     const fair = <T>(work: () => Promise<T>): Promise<T> => (gate ? gate.run(context.tenant, work) : work());
     if (spec.handler === "filters")
@@ -154,7 +157,8 @@ export class RpcDispatcher {
         if (method === "eth_sendTransaction") chain.head?.refresh();
       }
     }
-    if (method === "eth_getLogs") return this.deps.logs.all(chain, checked[0] as LogCriteria, context.tenant);
+    if (method === "eth_getLogs")
+      return this.deps.logs.all(chain, checked[0] as LogCriteria, context.tenant, context.mayHoldMore);
     if (method === "eth_sendRawTransaction") {
       try {
         const hash = await fair(() => sendRaw(chain, checked[0] as `0x${string}`));

@@ -1,18 +1,9 @@
 /** Finality-aware answers cache with in-flight coalescing; answers are kept as JSON text, ready to send. */
 import { MapHand } from "../collections/map-hand.js";
+import { JsonText } from "../upstream/json-text.js";
 import type { MethodSpec } from "./method-table.js";
 
-/** A result already serialised; the envelope writer splices it in without stringifying again. */
-export class JsonText {
-  private bytes: number | undefined;
-  constructor(readonly text: string) {}
-
-  /** Its UTF-8 length, counted once: a cached answer is written many times. */
-  get byteLength(): number {
-    this.bytes ??= Buffer.byteLength(this.text);
-    return this.bytes;
-  }
-}
+export { JsonText };
 
 interface Entry {
   json: JsonText;

@@ -3,6 +3,7 @@ import { Pool } from "undici";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { classifyNodeError } from "../errors/node-errors.js";
 import { NodeRpcError, upstreamUnavailable } from "../errors/rpc-errors.js";
+import { envelopeMembers, JsonText } from "./json-text.js";
 
 export interface UpstreamCall {
   method: string;
@@ -13,6 +14,11 @@ export interface UpstreamCall {
    * pipeline, the tracker), at the cost of waiting for the batch's slowest answer.
    */
   batch?: boolean;
+  /**
+   * Answer the result as the JSON text the node sent (a JsonText, with an array's item count),
+   * not parsed: for large answers passed on as they are (log queries). Never batched.
+   */
+  asText?: boolean;
 }
 
 interface Waiting {
@@ -116,7 +122,7 @@ export class HttpUpstream {
    * other batchable calls made in the same turn of the event loop.
    */
   call(call: UpstreamCall): Promise<unknown> {
-    if (!call.batch || !this.batches) return this.single(call);
+    if (!call.batch || !this.batches || call.asText) return this.single(call);
     const key = SHARED_READS.has(call.method) ? `${call.method}${JSON.stringify(call.params)}` : undefined;
     const same = key === undefined ? undefined : this.shared.get(key);
     if (same) return same;
@@ -127,7 +133,7 @@ export class HttpUpstream {
     return answer;
   }
 
-  private async single({ method, params }: UpstreamCall): Promise<unknown> {
+  private async single({ method, params, asText }: UpstreamCall): Promise<unknown> {
     const id = this.nextId++;
     const body = JSON.stringify({ jsonrpc: "2.0", id, method, params });
     let text: string;
@@ -142,7 +148,27 @@ export class HttpUpstream {
       throw this.transportFault(error);
     }
     this.checkStatus(status);
-    return this.resultOf(this.parse(status, text), status);
+    return asText ? this.resultText(status, text) : this.resultOf(this.parse(status, text), status);
+  }
+
+  /** As resultOf, with the result kept as the node's text (only the small error member is parsed). */
+  private resultText(status: number, text: string): unknown {
+    let members: ReturnType<typeof envelopeMembers>;
+    try {
+      members = envelopeMembers(text);
+    } catch (error) {
+      throw upstreamUnavailable(
+        `${this.label} answered HTTP ${status} with a body that is not a JSON object`,
+        error,
+      );
+    }
+    const error = members.get("error");
+    if (error !== undefined && error.text !== "null")
+      return this.resultOf({ error: JSON.parse(error.text) }, status);
+    const result = members.get("result");
+    if (result === undefined) return this.resultOf({}, status);
+    if (status !== 200) throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);
+    return new JsonText(result.text, result.items);
   }
 
   /** Sends the calls waiting for this turn, MAX_BATCH at a time; one alone goes as a plain call. */

@@ -2,6 +2,7 @@
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { upstreamUnavailable } from "../errors/rpc-errors.js";
 import { HttpUpstream, type UpstreamCall } from "./http-upstream.js";
+import { JsonText } from "./json-text.js";
 
 /**
  * unverified: its chain id is not known yet (it never answered); verified: it answered our chain id;
@@ -58,6 +59,7 @@ const NULL_WHEN_BEHIND = new Set([
 ]);
 
 function isEmpty(result: unknown): boolean {
+  if (result instanceof JsonText) return result.items === 0 && /^\s*(null|\[\s*\])\s*$/.test(result.text);
   return result === null || (Array.isArray(result) && result.length === 0);
 }
 
