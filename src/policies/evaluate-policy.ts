@@ -38,6 +38,19 @@ export interface DailyLimit {
   asset: string;
   amount: bigint;
   limit: bigint;
+  /**
+   * What the limit counts: everything the policy binds. A wallet's policy counts every address of
+   * the wallet on every chain; a key's policy everything the key signs.
+   */
+  scope: SpendScope;
+}
+
+export type SpendScope = { kind: "wallet"; id: string } | { kind: "key"; id: string };
+
+/** The spends a policy's rolling limits count (see DailyLimit.scope). */
+export function scopeOf(policy: Policy): SpendScope {
+  if (policy.wallet_id !== null) return { kind: "wallet", id: policy.wallet_id };
+  return { kind: "key", id: policy.api_key_id ?? "" };
 }
 
 const lower = (list: readonly string[] | undefined) => list?.map((a) => a.toLowerCase());
@@ -123,6 +136,7 @@ export function dailyLimits(policies: readonly Policy[], tx: TransactionFacts): 
         asset: "native",
         amount: tx.value,
         limit: BigInt(r.max_value_per_day),
+        scope: scopeOf(policy),
       });
     }
     const token = tx.call.token;
@@ -135,6 +149,7 @@ export function dailyLimits(policies: readonly Policy[], tx: TransactionFacts): 
         asset: token.token,
         amount: token.amount,
         limit: BigInt(entry.max_per_day),
+        scope: scopeOf(policy),
       });
     }
   }

@@ -346,6 +346,68 @@ describeEachStore("signing policies and the audit log", (target) => {
     }
   });
 
+  it("a wallet's 1 ETH day holds over all its addresses and chains at once (one instance, or two on one PostgreSQL)", async () => {
+    const made = await rt.post(
+      "/wallet",
+      { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 2 },
+      bearer(alice),
+    );
+    const records = made.json as { id: string; address: `0x${string}` }[];
+    const walletId = records[0]!.id;
+    expect(
+      (await rt.post(`/wallet/${walletId}/unattended`, { password: PASSWORD }, bearer(admin))).status,
+    ).toBe(200);
+    await policy({
+      name: "wallet day",
+      wallet_id: walletId,
+      rules: { max_value_per_day: parseEther("1").toString() },
+    });
+    const second =
+      target === "postgres" && POSTGRES_AVAILABLE
+        ? await startTestRuntime({
+            store,
+            dataDir: rt.dataDir,
+            env: { ...env, CHAINGATE_UPSTREAMS: homeUrl() },
+          })
+        : undefined;
+    try {
+      // 2 addresses x 2 chains x 6 sends of 0.15 ETH: six fit in the wallet's 1 ETH, wherever they come from.
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, async (_, i) => {
+          const from = records[i % 2]!.address;
+          const chain = (i >> 1) % 2 === 0 ? 1001 : 1002;
+          const instance = i % 3 === 2 && second && chain === 1001 ? second : rt;
+          const { json } = await instance.post(
+            `/?chain_id=${chain}`,
+            {
+              jsonrpc: "2.0",
+              id: i,
+              method: "eth_sendTransaction",
+              params: [{ from, to: ALLOWED, value: toHex(parseEther("0.15")) }],
+            },
+            bearer(alice),
+          );
+          return json as Envelope;
+        }),
+      );
+      const sent = answers.filter((a) => a.error === undefined);
+      expect(sent).toHaveLength(6);
+      for (const refused of answers.filter((a) => a.error !== undefined)) {
+        expect(refused.error).toMatchObject({ code: -32003, data: { rule: "max_value_per_day" } });
+        expect(refused.error?.message).toContain("all its addresses, all chains");
+      }
+      const moved = await rt.store.db
+        .selectFrom("transactions")
+        .select("value")
+        .where("wallet_id", "=", walletId)
+        .where("state", "!=", "failed")
+        .execute();
+      expect(moved.reduce((sum, r) => sum + BigInt(r.value), 0n)).toBe(parseEther("0.9"));
+    } finally {
+      await second?.close();
+    }
+  });
+
   it("the CLI creates, lists and deletes policies in the same store; key and policy changes are audited", async () => {
     const wallet = await unattendedWallet();
     const made = JSON.parse(

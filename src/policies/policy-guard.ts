@@ -109,42 +109,59 @@ export class PolicyGuard {
   }
 
   /**
-   * Inside the transaction that holds the address's nonce row: what the address sent in the last
-   * 24 h plus this request must stay within each rolling limit. Two instances cannot both pass the
-   * last allowance, since the second waits for the first's lock and then reads its spend.
+   * Inside the transaction that holds the address's nonce row: what the policy's whole scope (the
+   * wallet's every address on every chain, or everything its key signs) sent in the last 24 h plus
+   * this request must stay within each rolling limit. The scope's row (the wallet, or the key) is
+   * locked first, so two addresses of one wallet, on any instance, cannot both pass the last allowance.
    */
   async withinDay(trx: Kysely<Database>, admission: Admission): Promise<void> {
-    const { request } = admission;
     const since = this.now() - DAY_MS;
     const spent = new Map<string, bigint>();
+    const locked = new Set<string>();
     for (const limit of admission.limits) {
-      let total = spent.get(limit.asset);
+      const { scope } = limit;
+      const key = `${scope.kind}:${scope.id}:${limit.asset}`;
+      if (!locked.has(`${scope.kind}:${scope.id}`)) {
+        await this.lockScope(trx, scope);
+        locked.add(`${scope.kind}:${scope.id}`);
+      }
+      let total = spent.get(key);
       if (total === undefined) {
         const rows = await trx
           .selectFrom("policy_spends as s")
           .leftJoin("transactions as t", "t.id", "s.tx_id")
           .select("s.amount")
-          .where("s.chain_id", "=", request.chainId)
-          .where("s.address", "=", request.address.toLowerCase())
+          .$if(scope.kind === "wallet", (q) => q.where("s.wallet_id", "=", scope.id))
+          .$if(scope.kind === "key", (q) => q.where("s.api_key_id", "=", scope.id))
           .where("s.asset", "=", limit.asset)
           .where("s.created_at", ">", since)
           // A transaction refused before it reached a node (or reverted) moved nothing.
           .where((eb) => eb.or([eb("t.state", "is", null), eb("t.state", "!=", "failed")]))
           .execute();
         total = rows.reduce((sum, row) => sum + BigInt(row.amount), 0n);
-        spent.set(limit.asset, total);
+        spent.set(key, total);
       }
       if (total + limit.amount > limit.limit) {
+        const where =
+          scope.kind === "wallet" ? "the wallet sent (all its addresses, all chains)" : "the key signed";
         throw new DailyLimitDenied({
           policyId: limit.policyId,
           policyName: limit.policyName,
           rule: limit.rule,
-          reason: `${total} sent in the last 24 h plus ${limit.amount} is above ${limit.limit}${
+          reason: `${total} ${where} in the last 24 h plus ${limit.amount} is above ${limit.limit}${
             limit.asset === "native" ? " wei" : ` of ${limit.asset}`
           }`,
         });
       }
     }
+  }
+
+  /** Serialises the scope's signers on PostgreSQL (SQLite has one writer): its row, locked to the end of the transaction. */
+  private async lockScope(trx: Kysely<Database>, scope: DailyLimit["scope"]): Promise<void> {
+    if (this.options.store.kind !== "postgres") return;
+    if (scope.kind === "wallet")
+      await trx.selectFrom("wallets").select("id").where("id", "=", scope.id).forUpdate().execute();
+    else await trx.selectFrom("api_keys").select("id").where("id", "=", scope.id).forUpdate().execute();
   }
 
   /** In the signing transaction: what it spends (for later rolling sums) and the "allowed" entry. */
@@ -169,6 +186,8 @@ export class PolicyGuard {
           asset: s.asset,
           amount: s.amount.toString(),
           tx_id: txId,
+          wallet_id: request.walletId,
+          api_key_id: request.apiKeyId,
           created_at: now,
         });
     }

@@ -15,6 +15,8 @@ interface Job {
   /** The caller's async context (AsyncResource.bind would build a deprecation wrapper per job). */
   context: AsyncResource;
   key: string;
+  /** Lock conflicts lost so far (each is run once more, alone, up to CONFLICT_RETRIES). */
+  conflicts?: number;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -54,6 +56,13 @@ export const MAX_GROUP = 128;
  * (another instance's group), not a rule; alone in its own transaction it is worth one more try.
  */
 const CONFLICTS = new Set(["40P01", "40001"]);
+
+/**
+ * Runs of a job alone after lost conflicts: alone it takes only its own locks, in order, but those
+ * can still meet another instance's group that holds one and waits for another (a wallet's rolling
+ * limit locks the wallet and the address); PostgreSQL then aborts one of the two, and it is tried again.
+ */
+const CONFLICT_RETRIES = 3;
 
 function isConflict(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -172,6 +181,10 @@ export class GroupCommit {
       // Alone: a plain transaction, no savepoint to pay for.
       const job = jobs[0]!;
       const outcome = await this.committed((trx) => job.context.runInAsyncScope(job.work, null, trx));
+      if (!outcome.ok && isConflict(outcome.error) && (job.conflicts ?? 0) < CONFLICT_RETRIES) {
+        job.conflicts = (job.conflicts ?? 0) + 1;
+        return this.write([job]);
+      }
       this.settle([job], outcome.ok ? [outcome] : [], outcome.ok ? undefined : outcome.error);
       return;
     }
@@ -238,8 +251,10 @@ export class GroupCommit {
       jobs.forEach((job, i) => {
         const outcome = outcomes[i]!;
         if (outcome.ok) job.resolve(outcome.value);
-        else if (isConflict(outcome.error) && jobs.length > 1) again.push(job);
-        else job.reject(outcome.error);
+        else if (isConflict(outcome.error) && (job.conflicts ?? 0) < CONFLICT_RETRIES) {
+          job.conflicts = (job.conflicts ?? 0) + 1;
+          again.push(job);
+        } else job.reject(outcome.error);
       });
       for (const job of again) await this.write([job]);
     };

@@ -273,6 +273,9 @@ export interface PolicySpendsTable {
   amount: string;
   /** The transaction it belongs to; null for a signature handed back unsent (eth_signTransaction). */
   tx_id: string | null;
+  /** The wallet and API key it was signed under (null: no wallet, keyless mode, or before migration 018). */
+  wallet_id: string | null;
+  api_key_id: string | null;
   created_at: number;
 }
 

@@ -17,6 +17,7 @@ import * as policiesAuditWebhooks from "./014-policies-audit-webhooks.js";
 import * as partialTransactionIndexes from "./015-partial-transaction-indexes.js";
 import * as transportTrust from "./016-transport-trust.js";
 import * as attemptLimits from "./017-attempt-limits.js";
+import * as policySpendScopes from "./018-policy-spend-scopes.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -36,4 +37,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "015-partial-transaction-indexes": partialTransactionIndexes,
   "016-transport-trust": transportTrust,
   "017-attempt-limits": attemptLimits,
+  "018-policy-spend-scopes": policySpendScopes,
 };
