@@ -37,8 +37,10 @@ export function compileContracts(): string {
     language: "Solidity",
     sources,
     settings: {
-      // Cancun, not the compiler's newest default, so the bytecode runs on every chain a user is likely to point at.
-      evmVersion: "cancun",
+      // Paris: no PUSH0 (Shanghai) or MCOPY (Cancun), so the bytecode runs on the older EVMs consortium
+      // chains run (Besu, Quorum, geth clique; Ganache stops at Shanghai). OpenZeppelin is held at 5.1,
+      // the last release whose imported code has no Cancun-only assembly.
+      evmVersion: "paris",
       optimizer: { enabled: true, runs: 200 },
       outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
     },

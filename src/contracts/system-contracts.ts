@@ -16,10 +16,11 @@ import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { BridgeERC20, BridgeERC721, MemberRegistry, MessageEndpoint } from "./artifacts.generated.js";
 import { codeAt, waitForReceipt } from "./chain-calls.js";
+import { CREATE2_DEPLOYER, ensureCreate2Factory } from "./create2-factory.js";
 import { submitAsOperator } from "./operator-submit.js";
 
-/** The deterministic-deployment proxy present on anvil and most public chains. */
-export const CREATE2_DEPLOYER: Hex = "0x4e59b44847b379578588920ca78fbf26c0b4956c";
+export { CREATE2_DEPLOYER };
+
 const SYSTEM_SALT = keccak256(toBytes("chaingate.system.v1"));
 
 export interface SystemContracts {
@@ -128,6 +129,22 @@ export async function deploySystemContracts(options: DeployOptions): Promise<Sys
     chains.all().map(async (chain) => {
       if (options.fund) {
         await chain.pool.call({ method: "anvil_setBalance", params: [operator.address, toHex(10n ** 24n)] });
+      }
+      const missing = [
+        ...(chain.chainId === chains.homeChainId ? [addresses.registry] : []),
+        addresses.endpoint,
+      ];
+      const absent = await Promise.all(
+        missing.map(async (address) => (await codeAt(chain, address)) === "0x"),
+      );
+      if (absent.some(Boolean)) {
+        // Before anything is sent to the factory's address: a call to an empty address would spend gas and deploy nothing.
+        const factory = await ensureCreate2Factory(chain, operator, options.pipeline);
+        if (factory === "deployed")
+          options.logger.info(
+            { chain: chain.chainId, address: CREATE2_DEPLOYER },
+            "deployed the CREATE2 factory",
+          );
       }
       if (chain.chainId === chains.homeChainId) {
         await deployOne(options, chain, "MemberRegistry", init.registry, addresses.registry);

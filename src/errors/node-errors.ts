@@ -1,34 +1,78 @@
-/** What a node's error answer means, read in one place: every caller classifies node answers alike. */
+/** What a node's error answer means, read in one place: standard codes first, then the wording table, reverts before faults. */
+import {
+  FAULT_WORDINGS,
+  type NodeErrorKind,
+  REVERT_WORDINGS,
+  SEND_WORDINGS,
+  UNSUPPORTED_WORDINGS,
+  type Wording,
+} from "./node-wordings.js";
 
-export type NodeErrorKind =
-  | "already_known"
-  | "nonce_conflict"
-  | "insufficient_funds"
-  | "reverted"
-  | "fault"
-  | "other";
+export type { NodeErrorKind } from "./node-wordings.js";
 
-/** The node's state, not the call, is at fault (rate limits, overload): another node may answer. */
-const FAULT_CODES = new Set([-32005, -32097, 429]);
-const FAULT = /rate limit|too many requests|capacity|temporarily unavailable|timeout|timed out/i;
-/** This exact transaction is in the pool already (a resend, or a send after a failover): a success. */
-const ALREADY_KNOWN = /already known|known transaction|already imported|already exists/i;
-/** The nonce is taken: mined already, or another transaction holds it in the pool. */
-const NONCE_CONFLICT =
-  /nonce too low|nonce has already been used|already used|replacement transaction underpriced|nonce.*(lower|behind)/i;
-const INSUFFICIENT_FUNDS = /insufficient funds|exceeds balance|insufficient balance/i;
-/** geth and anvil answer a revert with code 3 and its data; others only say so in the message. */
+/** EIP-1474 / execution-apis codes whose meaning is the same on every node that uses them. */
 const REVERT_CODE = 3;
-const REVERTED = /revert/i;
+const METHOD_NOT_FOUND = -32601;
+/** "Limit exceeded" (EIP-1474) and HTTP 429 passed through as a code: the node is busy. */
+const FAULT_CODES = new Set([-32005, 429]);
 
-/** Classifies a node's error answer (geth, Nethermind, Erigon, Besu, reth and anvil wordings). */
-export function classifyNodeError(message: string, code?: number): NodeErrorKind {
-  // A revert's reason is the contract's own text ("rate limit", "timeout"): never read it as a fault.
+function match(table: readonly Wording[], texts: readonly string[]): NodeErrorKind | undefined {
+  for (const row of table)
+    for (const text of texts) {
+      const found = row.pattern.exec(text);
+      if (found) return typeof row.kind === "function" ? row.kind(found) : row.kind;
+    }
+  return undefined;
+}
+
+/** The strings of an error's data where nodes put words: a string itself, or `message`/`reason`/`data` one or two levels down. */
+function dataTexts(data: unknown, depth = 0): string[] {
+  if (typeof data === "string") return [data];
+  if (typeof data !== "object" || data === null || depth > 1) return [];
+  const record = data as Record<string, unknown>;
+  return ["message", "reason", "data"].flatMap((key) => dataTexts(record[key], depth + 1));
+}
+
+/**
+ * Classifies a node's error answer (geth, reth, Nethermind, Erigon, Besu, Hardhat, Ganache and anvil
+ * wordings: node-wordings.ts). A revert is recognised first, wherever its text appears (message or
+ * data), then the send refusals; the fault rules come last and read the message only, so no
+ * contract's revert reason and no refusal of the caller's transaction can take a node out of rotation.
+ */
+export function classifyNodeError(message: string, code?: number, data?: unknown): NodeErrorKind {
   if (code === REVERT_CODE) return "reverted";
-  if ((code !== undefined && FAULT_CODES.has(code)) || FAULT.test(message)) return "fault";
-  if (ALREADY_KNOWN.test(message)) return "already_known";
-  if (NONCE_CONFLICT.test(message)) return "nonce_conflict";
-  if (INSUFFICIENT_FUNDS.test(message)) return "insufficient_funds";
-  if (REVERTED.test(message)) return "reverted";
+  const texts = [message, ...dataTexts(data)];
+  const reverted = match(REVERT_WORDINGS, texts);
+  if (reverted) return reverted;
+  if (revertDataOf(data) !== undefined && /revert|VM Exception/i.test(message)) return "reverted";
+  const refusal = match(SEND_WORDINGS, [message]);
+  if (refusal) return refusal;
+  if (code === METHOD_NOT_FOUND) return "unsupported";
+  const unsupported = match(UNSUPPORTED_WORDINGS, [message]);
+  if (unsupported) return unsupported;
+  if ((code !== undefined && FAULT_CODES.has(code)) || match(FAULT_WORDINGS, [message])) return "fault";
   return "other";
+}
+
+const HEX = /^0x([0-9a-fA-F]{2})*$/;
+const EMBEDDED_HEX = /\b0x([0-9a-fA-F]{2}){4,}\b/;
+
+/**
+ * The revert data of a node's error, wherever the node put it: a hex string (geth, reth, anvil,
+ * Besu), inside a message (Nethermind's "Reverted 0x…"), or in an object under `data` (Hardhat) or
+ * `result` (Ganache's eth_estimateGas). Undefined when there is none.
+ */
+export function revertDataOf(data: unknown, depth = 0): `0x${string}` | undefined {
+  if (typeof data === "string") {
+    if (HEX.test(data)) return data as `0x${string}`;
+    const embedded = EMBEDDED_HEX.exec(data)?.[0];
+    return embedded === undefined || !/revert/i.test(data) ? undefined : (embedded as `0x${string}`);
+  }
+  if (typeof data !== "object" || data === null || depth > 2) return undefined;
+  const record = data as Record<string, unknown>;
+  for (const key of ["data", "result", "output", "revert"]) {
+    const found = revertDataOf(record[key], depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

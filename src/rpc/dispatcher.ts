@@ -185,9 +185,16 @@ async function sendRaw(chain: Chain, raw: `0x${string}`): Promise<unknown> {
   try {
     return await chain.pool.call({ method: "eth_sendRawTransaction", params: [raw] });
   } catch (error) {
+    if (!(error instanceof NodeRpcError)) throw error;
+    const hash = keccak256(raw);
     // After a failover the same bytes may already be in the pool: the client's send did succeed.
-    if (error instanceof NodeRpcError && classifyNodeError(error.message) === "already_known")
-      return keccak256(raw);
+    if (classifyNodeError(error.message, error.rpcCode, error.data) === "already_known") return hash;
+    // Whatever the words (Ganache answers a resend "transaction underpriced", Hardhat a mined one
+    // "Nonce too low"), a node that has these very bytes took them: the chain says so, not the message.
+    const known = await chain.pool
+      .call({ method: "eth_getTransactionByHash", params: [hash] })
+      .catch(() => null);
+    if (known !== null) return hash;
     throw error;
   }
 }

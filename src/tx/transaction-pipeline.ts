@@ -105,40 +105,61 @@ export class TransactionPipeline {
 
     for (let attempt = 0; ; attempt++) {
       const row = await this.record(op, gas, fees, admission);
+      let refusal: NodeRpcError | undefined;
       try {
         await op.chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw], batch: true });
       } catch (error) {
-        if (error instanceof NodeRpcError && isAlreadyKnown(error)) {
-          // The same bytes are in the pool already (a resend after failover): that is a success.
-        } else if (
-          error instanceof NodeRpcError &&
-          isNonceConflict(error) &&
-          (await this.minedAlready(op, row))
-        ) {
-          // "Nonce too low" because this very transaction is mined (another sender of the same bytes
-          // was faster): it went through, and must not be signed again at a new nonce.
-        } else if (
-          error instanceof NodeRpcError &&
-          isNonceConflict(error) &&
-          attempt < NONCE_RETRIES &&
-          op.nonce === undefined
-        ) {
-          await this.markFailed(row, `nonce ${row.nonce} already used on chain; resent with a new nonce`);
-          await this.options.ledger.sync(op.chain, from);
-          continue;
-        } else if (error instanceof NodeRpcError) {
-          await this.refuse(op, row, error.message);
-          throw sendRejected(error);
-        } else {
-          // We cannot tell whether the node took it: it stays queued and the tracker resends the
-          // stored bytes, so the nonce is neither lost nor reused.
-          throw new SignedNotSentError((error as Error).message, row);
-        }
+        // We cannot tell whether the node took it: it stays queued and the tracker resends the
+        // stored bytes, so the nonce is neither lost nor reused.
+        if (!(error instanceof NodeRpcError)) throw new SignedNotSentError((error as Error).message, row);
+        refusal = error;
+      }
+      const fate = refusal === undefined ? "taken" : await this.fateOf(op, row, refusal);
+      if (fate === "nonce_used") {
+        await this.markFailed(row, `nonce ${row.nonce} already used on chain; resent with a new nonce`);
+        await this.options.ledger.sync(op.chain, from);
+        if (attempt < NONCE_RETRIES && op.nonce === undefined) continue;
+        throw sendRejected(refusal!);
+      }
+      if (fate === "refused") {
+        await this.refuse(op, row, refusal!.message);
+        throw sendRejected(refusal!);
       }
       op.chain.head?.refresh();
       await this.markSent(row);
       return { id: row.id, txHash: row.tx_hash as Hex, nonce: row.nonce, state: "sent" };
     }
+  }
+
+  /**
+   * What a node's refusal of a send means, read from the chain rather than from words a node may
+   * not share with the others: `taken` when the node has these very bytes (pooled or mined: a resend,
+   * or Hardhat answering a reverting send with an error and mining it); `nonce_used` when the address
+   * is past this nonce (a key used outside chaingate, however the node words "nonce too low");
+   * otherwise `refused`, and the nonce is given back.
+   */
+  private async fateOf(
+    op: SignedOperation,
+    row: TransactionsTable,
+    error: NodeRpcError,
+  ): Promise<"taken" | "nonce_used" | "refused"> {
+    if (isAlreadyKnown(error)) return "taken";
+    const ask = (method: string, params: unknown[]) => op.chain.pool.call({ method, params });
+    try {
+      if ((await ask("eth_getTransactionByHash", [row.tx_hash])) !== null) return "taken";
+      const pending = Number(
+        BigInt(String(await ask("eth_getTransactionCount", [op.account.address, "pending"]))),
+      );
+      if (pending > row.nonce) return "nonce_used";
+    } catch (lookup) {
+      this.options.logger.warn(
+        { err: lookup, tx: row.tx_hash },
+        "could not read the chain after a refused send",
+      );
+      // Unread, the node's words decide, as before.
+      if (isNonceConflict(error)) return "nonce_used";
+    }
+    return "refused";
   }
 
   /**
@@ -250,16 +271,6 @@ export class TransactionPipeline {
   /** After the tracker reconciled (chain, address) with the chain: see NonceLedger.realign. */
   async realignNonce(chain: Chain, address: string, chainPending: number): Promise<void> {
     await this.options.ledger.realign(chain.chainId, address, chainPending);
-  }
-
-  private async minedAlready(op: SignedOperation, row: TransactionsTable): Promise<boolean> {
-    try {
-      return (
-        (await op.chain.pool.call({ method: "eth_getTransactionReceipt", params: [row.tx_hash] })) !== null
-      );
-    } catch {
-      return false;
-    }
   }
 
   private async estimate(op: SignedOperation): Promise<bigint> {

@@ -1,7 +1,7 @@
 /** Errors of the transaction pipeline, translated from node answers where they enter our code. */
 import { type Abi, decodeErrorResult, type Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { classifyNodeError } from "../errors/node-errors.js";
+import { classifyNodeError, revertDataOf } from "../errors/node-errors.js";
 import type { NodeRpcError } from "../errors/rpc-errors.js";
 
 /** Solidity's panic codes (the compiler's own list), in words. */
@@ -41,14 +41,15 @@ export function revertReason(data: unknown, abi: Abi = []): string | undefined {
 
 /** Why a transaction cannot be built: the node's answer to the estimate, as a 422 with its data. */
 export function estimationFailed(error: NodeRpcError): ChaingateError {
-  if (classifyNodeError(error.message) === "insufficient_funds") {
+  if (kindOf(error) === "insufficient_funds") {
     return new ChaingateError(`Insufficient funds: ${error.message}`, {
       code: "INSUFFICIENT_FUNDS",
       data: { node_code: error.rpcCode, node_message: error.message },
     });
   }
-  const reason = revertReason(error.data);
-  const reverted = classifyNodeError(error.message, error.rpcCode) === "reverted";
+  const data = revertDataOf(error.data);
+  const reason = revertReason(data);
+  const reverted = kindOf(error) === "reverted";
   return new ChaingateError(
     reverted ? `Execution reverted${reason ? `: ${reason}` : ""}` : `Estimation failed: ${error.message}`,
     {
@@ -57,7 +58,7 @@ export function estimationFailed(error: NodeRpcError): ChaingateError {
         node_code: error.rpcCode,
         node_message: error.message,
         ...(reason ? { reason } : {}),
-        ...(error.data === undefined ? {} : { revert_data: error.data }),
+        ...(data === undefined ? {} : { revert_data: data }),
       },
     },
   );
@@ -73,7 +74,7 @@ export function insufficientFunds(balance: bigint, value: bigint): ChaingateErro
 
 /** The node refused the signed transaction for a reason another send would not change. */
 export function sendRejected(error: NodeRpcError): ChaingateError {
-  const funds = classifyNodeError(error.message) === "insufficient_funds";
+  const funds = kindOf(error) === "insufficient_funds";
   return new ChaingateError(`${funds ? "Insufficient funds" : "Transaction rejected"}: ${error.message}`, {
     code: funds ? "INSUFFICIENT_FUNDS" : "TRANSACTION_REJECTED",
     data: { node_code: error.rpcCode, node_message: error.message },
@@ -101,9 +102,14 @@ export class SignedNotSentError extends ChaingateError {
 export const isSignedButNotSent = (error: unknown): error is SignedNotSentError =>
   error instanceof SignedNotSentError;
 
-export const isNonceConflict = (e: NodeRpcError): boolean =>
-  classifyNodeError(e.message) === "nonce_conflict";
-export const isAlreadyKnown = (e: NodeRpcError): boolean => classifyNodeError(e.message) === "already_known";
+/** What a node's answer says of a sent transaction (codes, then every implementation's wording). */
+export const kindOf = (e: NodeRpcError) => classifyNodeError(e.message, e.rpcCode, e.data);
+/** The nonce is taken: mined already, or held by another pooled transaction of the sender. */
+export const isNonceConflict = (e: NodeRpcError): boolean => {
+  const kind = kindOf(e);
+  return kind === "nonce_too_low" || kind === "replacement_underpriced";
+};
+export const isAlreadyKnown = (e: NodeRpcError): boolean => kindOf(e) === "already_known";
 
 /** A client's own nonce that is not the ledger's next: sending it would wait behind a gap or collide. */
 export function nonceNotNext(given: number, next: number): ChaingateError {

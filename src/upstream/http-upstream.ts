@@ -276,7 +276,7 @@ export class HttpUpstream {
     if (envelope.error !== undefined && envelope.error !== null) {
       const code = typeof envelope.error.code === "number" ? envelope.error.code : -32603;
       const message = typeof envelope.error.message === "string" ? envelope.error.message : "node error";
-      if (classifyNodeError(message, code) === "fault") {
+      if (classifyNodeError(message, code, envelope.error.data) === "fault") {
         throw upstreamUnavailable(`${this.label}: ${message}`);
       }
       throw new NodeRpcError(code, message, envelope.error.data);

@@ -1,4 +1,5 @@
 /** The nodes of one chain: picks a healthy one per call and fails over only on faults. */
+import { type Hex, keccak256 } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { upstreamUnavailable } from "../errors/rpc-errors.js";
 import { HttpUpstream, type UpstreamCall } from "./http-upstream.js";
@@ -256,6 +257,17 @@ export class UpstreamPool {
           member.answered++;
           throw error;
         }
+        if (call.method === "eth_sendRawTransaction") {
+          // A send that timed out or lost its connection has an unknown outcome, not a faulty node:
+          // the node is asked whether it has the transaction, and only a node that cannot say is cooled.
+          const outcome = await this.sendOutcome(member, call);
+          if (outcome.known) return outcome.hash;
+          if (outcome.alive) {
+            member.answered++;
+            lastFault = error;
+            continue;
+          }
+        }
         this.fault(member);
         lastFault = error;
       }
@@ -266,6 +278,22 @@ export class UpstreamPool {
           lastFault === undefined ? "no verified upstream is available" : "no upstream answered",
           lastFault,
         );
+  }
+
+  /** After a send without an answer: whether `member` answers at all, and whether it has the transaction. */
+  private async sendOutcome(
+    member: Member,
+    call: UpstreamCall,
+  ): Promise<{ known: true; hash: Hex } | { known: false; alive: boolean }> {
+    const raw = call.params[0];
+    if (typeof raw !== "string" || !/^0x[0-9a-fA-F]*$/.test(raw)) return { known: false, alive: false };
+    const hash = keccak256(raw as Hex);
+    try {
+      const found = await member.upstream.call({ method: "eth_getTransactionByHash", params: [hash] });
+      return found === null ? { known: false, alive: true } : { known: true, hash };
+    } catch {
+      return { known: false, alive: false };
+    }
   }
 
   /**
