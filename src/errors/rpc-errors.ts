@@ -1,4 +1,5 @@
 /** Constructors for the JSON-RPC errors every surface raises (codes and statuses from the catalogue). */
+import { decodeAbiParameters } from "viem";
 import { ChaingateError } from "./chaingate-error.js";
 
 export function parseError(detail: string): ChaingateError {
@@ -32,6 +33,29 @@ export class NodeRpcError extends ChaingateError {
     this.name = "NodeRpcError";
   }
 }
+
+/**
+ * A revert as the execution-apis standard words it (code 3, "execution reverted[: reason]", the
+ * revert data as hex), whatever shape the node gave it (Hardhat's -32603 with the data in an object,
+ * Ganache's -32000 with a "VM Exception" message): every client library decodes this one.
+ */
+export function standardRevert(revertData: `0x${string}` | undefined): NodeRpcError {
+  let reason: string | undefined;
+  if (revertData?.startsWith(ERROR_STRING_SELECTOR)) {
+    try {
+      [reason] = decodeAbiParameters([{ type: "string" }], `0x${revertData!.slice(10)}`);
+    } catch {
+      reason = undefined;
+    }
+  }
+  return new NodeRpcError(
+    3,
+    reason !== undefined ? `execution reverted: ${reason}` : "execution reverted",
+    revertData,
+  );
+}
+
+const ERROR_STRING_SELECTOR = "0x08c379a0";
 
 /** The node could not be reached or answered with a fault; another upstream may answer. */
 export function upstreamUnavailable(detail: string, cause?: unknown): ChaingateError {

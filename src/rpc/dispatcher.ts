@@ -9,6 +9,7 @@ import type { FairGate } from "../keys/fair-gate.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { type MethodPolicy, methodDenied } from "./method-policy.js";
 import { METHODS, METHODS_BY_NAME } from "./method-table.js";
+import { completePendingBlock, WHEN_UNSUPPORTED } from "./node-gaps.js";
 import { RESULT_NORMALIZERS } from "./normalize-results.js";
 import type { JsonText, ResponseCache } from "./response-cache.js";
 import { compileParams, type ParamsValidator } from "./validate-params.js";
@@ -130,6 +131,25 @@ export class RpcDispatcher {
     return answer;
   }
 
+  /** A spec method the node does not serve, answered from calls it does serve (rpc/node-gaps.ts); else the node's refusal. */
+  private async whenUnsupported(
+    chain: Chain,
+    method: string,
+    params: readonly unknown[],
+    error: unknown,
+  ): Promise<unknown> {
+    const answer = WHEN_UNSUPPORTED[method];
+    if (
+      answer === undefined ||
+      !(error instanceof NodeRpcError) ||
+      classifyNodeError(error.message, error.rpcCode, error.data) !== "unsupported"
+    )
+      throw error;
+    const result = await answer(chain, params);
+    if (result === undefined) throw error;
+    return result;
+  }
+
   private async execute(
     chain: Chain,
     method: string,
@@ -170,9 +190,13 @@ export class RpcDispatcher {
       }
     }
     const fetch = async () => {
-      const result = await fair(() => chain.pool.call({ method, params: checked }));
+      let result = await fair(() => chain.pool.call({ method, params: checked })).catch((error: unknown) =>
+        this.whenUnsupported(chain, method, checked, error),
+      );
       const seen = observedHead(method, result);
       if (seen !== undefined) chain.head?.observe(seen);
+      if (method === "eth_getBlockByNumber" && checked[0] === "pending")
+        result = await completePendingBlock(chain, result);
       const normalize = RESULT_NORMALIZERS[method];
       return normalize ? normalize(result) : result;
     };

@@ -1,4 +1,5 @@
 /** Tiny hand-assembled contracts and anvil's well-known dev accounts, for tests that need logs and reverts. */
+import { encodeAbiParameters } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 
 /** anvil's first default account (mnemonic "test test ... junk"); public knowledge, devnet only. */
@@ -26,4 +27,16 @@ export function signedDevTransfer(nonce: number): Promise<`0x${string}`> {
     to: DEV_ACCOUNT_2,
     value: 1n,
   });
+}
+
+/** Creation code whose runtime always reverts with Error(reason) (any call, any data). */
+export function reasonReverterInitCode(reason: string): `0x${string}` {
+  const data = `08c379a0${encodeAbiParameters([{ type: "string" }], [reason]).slice(2)}`;
+  const length = data.length / 2;
+  const word = (n: number) => n.toString(16).padStart(4, "0");
+  // CODECOPY the revert data from after the 14-byte head, then REVERT with it.
+  const head = (offset: number) => `61${word(length)}61${word(offset)}600039${`61${word(length)}`}6000fd`;
+  const runtime = head(head(0).length / 2) + data;
+  const size = runtime.length / 2;
+  return `0x61${word(size)}80600c6000396000f3${runtime}`;
 }

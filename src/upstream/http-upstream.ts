@@ -1,8 +1,8 @@
 /** One node reached over HTTP: sends JSON-RPC calls and sorts failures into faults and answers. */
 import { Pool } from "undici";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { classifyNodeError } from "../errors/node-errors.js";
-import { NodeRpcError, upstreamUnavailable } from "../errors/rpc-errors.js";
+import { classifyNodeError, revertDataOf } from "../errors/node-errors.js";
+import { NodeRpcError, standardRevert, upstreamUnavailable } from "../errors/rpc-errors.js";
 import { envelopeMembers, JsonText } from "./json-text.js";
 
 export interface UpstreamCall {
@@ -276,9 +276,10 @@ export class HttpUpstream {
     if (envelope.error !== undefined && envelope.error !== null) {
       const code = typeof envelope.error.code === "number" ? envelope.error.code : -32603;
       const message = typeof envelope.error.message === "string" ? envelope.error.message : "node error";
-      if (classifyNodeError(message, code, envelope.error.data) === "fault") {
-        throw upstreamUnavailable(`${this.label}: ${message}`);
-      }
+      const kind = classifyNodeError(message, code, envelope.error.data);
+      if (kind === "fault") throw upstreamUnavailable(`${this.label}: ${message}`);
+      // Reverts enter in the standard's shape, whatever the node's (Hardhat, Ganache, Nethermind, Besu).
+      if (kind === "reverted" && code !== 3) throw standardRevert(revertDataOf(envelope.error.data));
       throw new NodeRpcError(code, message, envelope.error.data);
     }
     if (status !== 200) throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);

@@ -1,0 +1,322 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ethers, Wallet } from "ethers";
+import { type Abi, type Hex, keccak256, parseEther, toHex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BridgeERC20 } from "../src/contracts/artifacts.generated.js";
+import { CREATE2_DEPLOYER } from "../src/contracts/create2-factory.js";
+import { METHODS } from "../src/rpc/method-table.js";
+import {
+  devSend,
+  type Envelope,
+  native,
+  nodeCall,
+  receiptOf,
+  result,
+} from "../src/test-support/chain-helpers.js";
+import {
+  DEV_ACCOUNT,
+  DEV_ACCOUNT_2,
+  DEV_PRIVATE_KEY,
+  EMITTER_INIT_CODE,
+  EMITTER_TOPIC,
+  reasonReverterInitCode,
+} from "../src/test-support/evm-fixtures.js";
+import { type OtherNode, startGanache, startHardhat } from "../src/test-support/other-nodes.js";
+import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
+import { ok, PASSWORD, read, settled } from "../src/test-support/token-helpers.js";
+
+/**
+ * The same scenarios against Hardhat's node (EDR) and Ganache, as an operator fronting them would
+ * meet them: chaingate started on two fresh chains with nothing predeployed.
+ */
+const HARDHAT = 31337;
+const GANACHE = 1337;
+const dir = mkdtempSync(join(tmpdir(), "chaingate-node-compat-"));
+let hardhat: OtherNode;
+let ganache: OtherNode;
+let rt: TestRuntime;
+const q = (chainId: number) => `?chain_id=${chainId}`;
+const nodeOf = (chainId: number) => (chainId === HARDHAT ? hardhat : ganache);
+
+beforeAll(async () => {
+  [hardhat, ganache] = await Promise.all([
+    startHardhat(join(dir, "hardhat"), HARDHAT),
+    startGanache(GANACHE),
+  ]);
+  const config = join(dir, "chaingate.json");
+  writeFileSync(
+    config,
+    JSON.stringify({
+      homeChainId: HARDHAT,
+      chains: [
+        { chainId: HARDHAT, name: "hardhat", upstreams: [{ url: hardhat.url }] },
+        { chainId: GANACHE, name: "ganache", upstreams: [{ url: ganache.url }] },
+      ],
+    }),
+  );
+  rt = await startTestRuntime({
+    deploy: true,
+    env: {
+      CHAINGATE_CONFIG: config,
+      CHAINGATE_OPERATOR_KEY: DEV_PRIVATE_KEY,
+      CHAINGATE_TRACKER_INTERVAL_MS: "100",
+      CHAINGATE_RELAYER_INTERVAL_MS: "100",
+      // Ganache never answers a transaction with a nonce gap: the test does not wait the default 10 s.
+      CHAINGATE_UPSTREAM_TIMEOUT_MS: "3000",
+    },
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await rt?.close();
+  await Promise.all([hardhat?.stop(), ganache?.stop()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A custody wallet funded on both chains from the dev account (10 ETH each). */
+async function fundedWallet(): Promise<{ id: string; address: Hex; keystore: string }> {
+  const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
+  const [record] = json as { id: string; address: Hex; data: string }[];
+  for (const chainId of [HARDHAT, GANACHE])
+    await receiptOf(
+      rt,
+      await devSend(
+        rt,
+        { to: record!.address, value: toHex(parseEther("10")) },
+        q(chainId),
+        nodeOf(chainId).url,
+      ),
+      q(chainId),
+    );
+  return { id: record!.id, address: record!.address, keystore: record!.data };
+}
+
+const send = (wallet: { id: string }, chainId: number, transaction: Record<string, unknown>) =>
+  rt.post("/transaction", { wallet_id: wallet.id, password: PASSWORD, chain_id: chainId, transaction });
+
+describe.each([
+  ["Hardhat", HARDHAT],
+  ["Ganache", GANACHE],
+])("in front of %s", (name, chainId) => {
+  it("chaingate's contracts were deployed on the fresh chain, through the CREATE2 factory it deployed first", async () => {
+    expect(rt.system).toBeDefined();
+    const code = (address: string) => result<string>(rt, "eth_getCode", [address, "latest"], q(chainId));
+    expect(await code(CREATE2_DEPLOYER)).not.toBe("0x");
+    expect(await code(rt.system!.endpoint)).not.toBe("0x");
+  });
+
+  it("after its custody key sent transactions outside chaingate, the next 3 sends succeed and are mined", async () => {
+    const wallet = await fundedWallet();
+    const first = await send(wallet, chainId, { to: DEV_ACCOUNT_2, value: "1" });
+    expect(first.status, JSON.stringify(first.json)).toBe(200);
+    await receiptOf(rt, (first.json as { tx_hash: string }).tx_hash, q(chainId));
+    // A second system (a rescue script) uses the same key, straight to the node: nonces 1 and 2.
+    const outside = new Wallet(
+      (await Wallet.fromEncryptedJson(wallet.keystore, PASSWORD)).privateKey,
+      new ethers.JsonRpcProvider(nodeOf(chainId).url, chainId, { staticNetwork: true }),
+    );
+    const used = Number(
+      await nodeCall(nodeOf(chainId).url, "eth_getTransactionCount", [wallet.address, "latest"]),
+    );
+    for (let i = 0; i < 2; i++)
+      await (await outside.sendTransaction({ to: DEV_ACCOUNT_2, value: 1n, nonce: used + i })).wait();
+    for (let i = 0; i < 3; i++) {
+      const next = await send(wallet, chainId, { to: DEV_ACCOUNT_2, value: "1" });
+      expect(next.status, `${name} send ${i}: ${JSON.stringify(next.json)}`).toBe(200);
+      const receipt = await receiptOf(rt, (next.json as { tx_hash: string }).tx_hash, q(chainId));
+      expect(receipt.status).toBe("0x1");
+    }
+  });
+
+  it("a revert whose reason reads like a fault is answered as a revert, and the node keeps serving", async () => {
+    const reverter = (
+      await receiptOf(
+        rt,
+        await devSend(
+          rt,
+          { data: reasonReverterInitCode("rate limit exceeded, timeout") },
+          q(chainId),
+          nodeOf(chainId).url,
+        ),
+        q(chainId),
+      )
+    ).contractAddress!;
+    for (let i = 0; i < 3; i++) {
+      const call = await native(rt, "eth_call", [{ to: reverter, data: "0x" }, "latest"], q(chainId));
+      expect(call.error?.code).toBe(3);
+      expect(call.error?.message).toBe("execution reverted: rate limit exceeded, timeout");
+      expect(String(call.error?.data)).toMatch(/^0x08c379a0/);
+    }
+    // Through ethers, as an application would see it: a CALL_EXCEPTION with the reason.
+    const provider = new ethers.JsonRpcProvider(`${rt.url}/${q(chainId)}`, chainId, { staticNetwork: true });
+    await expect(provider.call({ to: reverter })).rejects.toMatchObject({
+      code: "CALL_EXCEPTION",
+      reason: "rate limit exceeded, timeout",
+    });
+    const pool = rt.chains.get(chainId)!.pool.stats()[0]!;
+    expect(pool.cooling).toBe(false);
+    expect(await result<string>(rt, "eth_blockNumber", [], q(chainId))).toMatch(/^0x/);
+  });
+
+  it("a raw transaction with a nonce gap does not take the node out of rotation", async () => {
+    const key = privateKeyToAccount(DEV_PRIVATE_KEY);
+    const nonce = Number(
+      await nodeCall(nodeOf(chainId).url, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]),
+    );
+    const gapped = await key.signTransaction({
+      chainId,
+      type: "eip1559",
+      nonce: nonce + 5,
+      to: DEV_ACCOUNT_2,
+      value: 1n,
+      gas: 21_000n,
+      maxFeePerGas: 20_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+    });
+    // Hardhat refuses it ("Nonce too high"); Ganache never answers, yet holds it queued: asked by
+    // hash after the timeout, it has it, and that is the answer (the hash).
+    const sent = await native(rt, "eth_sendRawTransaction", [gapped], q(chainId));
+    if (name === "Hardhat") expect(sent.error?.message).toMatch(/Nonce too high/);
+    else expect(sent.result).toBe(keccak256(gapped));
+    const pool = rt.chains.get(chainId)!.pool.stats()[0]!;
+    expect(pool.cooling).toBe(false);
+    expect(await result<string>(rt, "eth_chainId", [], q(chainId))).toBe(toHex(chainId));
+    expect(await result<string>(rt, "eth_getBalance", [DEV_ACCOUNT, "latest"], q(chainId))).toMatch(/^0x/);
+  });
+
+  it("insufficient funds reported by the node is INSUFFICIENT_FUNDS, however the node words it", async () => {
+    const wallet = await fundedWallet();
+    const balance = BigInt(
+      await result<string>(rt, "eth_getBalance", [wallet.address, "latest"], q(chainId)),
+    );
+    // The whole balance as value: chaingate's own check passes (value <= balance); only the node sees that gas cannot be paid.
+    const refused = await send(wallet, chainId, { to: DEV_ACCOUNT_2, value: balance.toString() });
+    expect(refused.status, JSON.stringify(refused.json)).toBe(422);
+    expect(refused.json).toMatchObject({ code: "INSUFFICIENT_FUNDS" });
+    // The nonce was given back: the next send goes through.
+    const next = await send(wallet, chainId, { to: DEV_ACCOUNT_2, value: "1" });
+    expect(next.status, JSON.stringify(next.json)).toBe(200);
+  });
+
+  it("create_new_ERC20_token works (the contracts run on its EVM)", async () => {
+    const wallet = await fundedWallet();
+    const token = await ok(rt, "create_new_ERC20_token", {
+      wallet_id: wallet.id,
+      password: PASSWORD,
+      chain_id: chainId,
+      name: `${name} Coin`,
+      symbol: "CMP",
+      initial_supply: "1000",
+    });
+    expect((await receiptOf(rt, token.tx_hash as string, q(chainId))).status).toBe("0x1");
+    expect(
+      await read(rt, chainId, token.address as string, BridgeERC20.abi as Abi, "balanceOf", [wallet.address]),
+    ).toBe(1000n);
+  });
+});
+
+it("a transport from Hardhat to Ganache is delivered", async () => {
+  const wallet = await fundedWallet();
+  await ok(rt, "register_new_member", { name: "Ganache Bank", chain_id: GANACHE, role: "PARTICIPANT" });
+  const token = await ok(rt, "create_new_ERC20_token", {
+    wallet_id: wallet.id,
+    password: PASSWORD,
+    chain_id: HARDHAT,
+    name: "Bridge Coin",
+    symbol: "BRG",
+    initial_supply: "1000",
+  });
+  await receiptOf(rt, token.tx_hash as string, q(HARDHAT));
+  const sent = await ok(rt, "trasport_token", {
+    wallet_id: wallet.id,
+    password: PASSWORD,
+    chain_id: HARDHAT,
+    token: token.address,
+    to: DEV_ACCOUNT_2,
+    amount: "250",
+    destination_chain_id: GANACHE,
+  });
+  expect(await settled(rt, sent.transport_id as string, 60_000)).toMatchObject({ state: "delivered" });
+  expect(
+    await read(rt, GANACHE, token.address as string, BridgeERC20.abi as Abi, "balanceOf", [DEV_ACCOUNT_2]),
+  ).toBe(250n);
+});
+
+it("all 33 spec Native paths answer a result in front of Hardhat, and ethers reads its pending block", async () => {
+  const emitter = (
+    await receiptOf(rt, await devSend(rt, { data: EMITTER_INIT_CODE }, q(HARDHAT), hardhat.url), q(HARDHAT))
+  ).contractAddress!;
+  const logFilter = await result<string>(rt, "eth_newFilter", [
+    { address: emitter, topics: [EMITTER_TOPIC] },
+  ]);
+  const emit = await receiptOf(rt, await devSend(rt, { to: emitter }, q(HARDHAT), hardhat.url), q(HARDHAT));
+  const filterForUninstall = await result<string>(rt, "eth_newBlockFilter");
+  const custody = (await fundedWallet()).address;
+  const nonce = Number(await nodeCall(hardhat.url, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]));
+  const raw = await privateKeyToAccount(DEV_PRIVATE_KEY).signTransaction({
+    chainId: HARDHAT,
+    type: "eip1559",
+    nonce,
+    to: DEV_ACCOUNT_2,
+    value: 1n,
+    gas: 21_000n,
+    maxFeePerGas: 20_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+  });
+  expect((await native(rt, "personal_unlockAccount", [custody, PASSWORD, 600])).result).toBe(true);
+  const { blockHash, blockNumber } = emit;
+  const calls: Record<string, unknown[] | undefined> = {
+    eth_accounts: undefined,
+    eth_blockNumber: undefined,
+    eth_gasPrice: undefined,
+    eth_newBlockFilter: undefined,
+    eth_newPendingTransactionFilter: undefined,
+    eth_protocolVersion: undefined,
+    eth_syncing: undefined,
+    eth_call: [{ to: emitter }, "latest"],
+    eth_estimateGas: [{ from: DEV_ACCOUNT, to: emitter }, "latest"],
+    eth_getBalance: [DEV_ACCOUNT, "latest"],
+    eth_getBlockByHash: [blockHash, false],
+    eth_getBlockByNumber: [blockNumber, true],
+    eth_getBlockTransactionCountByHash: [blockHash],
+    eth_getBlockTransactionCountByNumber: [blockNumber],
+    eth_getCode: [emitter, "latest"],
+    eth_getFilterChanges: [logFilter],
+    eth_getFilterLogs: [logFilter],
+    eth_getLogs: [{ fromBlock: "0x0", toBlock: "latest", topics: [EMITTER_TOPIC] }],
+    eth_getStorageAt: [emitter, "0x0", "latest"],
+    eth_getTransactionByBlockHashAndIndex: [blockHash, "0x0"],
+    eth_getTransactionByBlockNumberAndIndex: [blockNumber, "0x0"],
+    eth_getTransactionByHash: [emit.transactionHash],
+    eth_getTransactionCount: [DEV_ACCOUNT, "latest"],
+    eth_getTransactionReceipt: [emit.transactionHash],
+    eth_getUncleByBlockHashAndIndex: [blockHash, "0x0"],
+    eth_getUncleByBlockNumberAndIndex: [blockNumber, "0x0"],
+    eth_getUncleCountByBlockHash: [blockHash],
+    eth_getUncleCountByBlockNumber: [blockNumber],
+    eth_newFilter: [{ fromBlock: "latest", topics: [EMITTER_TOPIC] }],
+    eth_sendRawTransaction: [raw],
+    eth_sendTransaction: [{ from: custody, to: DEV_ACCOUNT_2, value: "0x1" }],
+    eth_sign: [custody, "0xdeadbeef"],
+    eth_uninstallFilter: [filterForUninstall],
+  };
+  const spec = METHODS.filter((m) => m.inSpec).map((m) => m.name);
+  expect(Object.keys(calls).sort()).toEqual(spec.sort());
+  const answers: Record<string, Envelope> = {};
+  for (const method of spec) {
+    answers[method] = await native(rt, method, calls[method]);
+    expect(answers[method]!.error, `${method}: ${JSON.stringify(answers[method]!.error)}`).toBeUndefined();
+    expect("result" in answers[method]!, method).toBe(true);
+  }
+  // Hardhat serves none of these; each is answered from calls it does serve.
+  expect(answers.eth_protocolVersion!.result).toBe("0x44");
+  expect(answers.eth_getUncleCountByBlockHash!.result).toBe("0x0");
+  expect(answers.eth_getUncleByBlockNumberAndIndex!.result).toBeNull();
+
+  const provider = new ethers.JsonRpcProvider(`${rt.url}/`, HARDHAT, { staticNetwork: true });
+  const pending = await provider.getBlock("pending");
+  expect(pending?.number).toBe(Number(await provider.getBlockNumber()) + 1);
+});
