@@ -315,6 +315,8 @@ it("all 33 spec Native paths answer a result in front of Hardhat, and ethers rea
   expect(answers.eth_protocolVersion!.result).toBe("0x44");
   expect(answers.eth_getUncleCountByBlockHash!.result).toBe("0x0");
   expect(answers.eth_getUncleByBlockNumberAndIndex!.result).toBeNull();
+  const receipts = await result<{ transactionHash: string }[]>(rt, "eth_getBlockReceipts", [blockNumber]);
+  expect(receipts.map((r) => r.transactionHash)).toEqual([emit.transactionHash]);
 
   const provider = new ethers.JsonRpcProvider(`${rt.url}/`, HARDHAT, { staticNetwork: true });
   const pending = await provider.getBlock("pending");

@@ -1,7 +1,12 @@
 /** What chaingate answers where a node lacks a standard method or leaves a standard field empty, derived from calls it does serve. */
 import type { Chain } from "../upstream/chain-registry.js";
 
-type Block = { number?: string | null; parentHash?: string; uncles?: unknown[] } | null;
+type Block = {
+  number?: string | null;
+  parentHash?: string;
+  uncles?: unknown[];
+  transactions?: unknown[];
+} | null;
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -38,6 +43,27 @@ async function uncleAt(
   return at >= (Array.isArray(block.uncles) ? block.uncles.length : 0) ? null : undefined;
 }
 
+/** A block's receipts, one eth_getTransactionReceipt each (nodes without eth_getBlockReceipts: Hardhat, Ganache). */
+async function blockReceipts(chain: Chain, block: unknown): Promise<unknown[] | null> {
+  // A block specifier: a tag or number, a hash, or an EIP-1898 object naming either.
+  const named =
+    typeof block === "object" && block !== null
+      ? (block as { blockHash?: unknown; blockNumber?: unknown })
+      : {};
+  const hash = named.blockHash ?? (typeof block === "string" && block.length === 66 ? block : undefined);
+  const found = (
+    hash === undefined
+      ? await blockBy(chain, "number", named.blockNumber ?? block)
+      : await blockBy(chain, "hash", hash)
+  ) as { transactions?: string[] } | null;
+  if (found === null) return null;
+  return Promise.all(
+    (found.transactions ?? []).map((tx) =>
+      chain.pool.call({ method: "eth_getTransactionReceipt", params: [tx], batch: true }),
+    ),
+  );
+}
+
 /**
  * Answers for spec methods a node does not serve (Hardhat has none of these; geth dropped
  * eth_protocolVersion), each from other calls; undefined where no correct answer can be made.
@@ -50,6 +76,7 @@ export const WHEN_UNSUPPORTED: Readonly<
   eth_getUncleCountByBlockNumber: (chain, [tag]) => uncleCount(chain, "number", tag),
   eth_getUncleByBlockHashAndIndex: (chain, [hash, index]) => uncleAt(chain, "hash", hash, index),
   eth_getUncleByBlockNumberAndIndex: (chain, [tag, index]) => uncleAt(chain, "number", tag, index),
+  eth_getBlockReceipts: (chain, [block]) => blockReceipts(chain, block),
 };
 
 /**

@@ -129,7 +129,21 @@ export class Delivery {
 
   /** A deliver that reverts: already executed (another instance), or refused for good (and refunded). */
   private async refused(row: TransportsTable, error: unknown): Promise<void> {
-    if (!(error instanceof ChaingateError) || error.code !== "EXECUTION_REVERTED") throw error;
+    if (!(error instanceof ChaingateError) || error.retryable) throw error;
+    if (error.code !== "EXECUTION_REVERTED") {
+      // Refused for a reason another node would give too (an opcode the chain's EVM lacks, a gas
+      // limit): counted, and after the bounded attempts failed (and refunded) with the reason.
+      const attempts = row.attempts + 1;
+      if (attempts < this.options.maxAttempts) {
+        await this.options.records.note(row.id, { attempts, error: error.message.slice(0, 500) });
+        return;
+      }
+      return this.options.records.fail(
+        row.id,
+        `delivery refused ${attempts} times: ${error.message}`,
+        row.kind === "MESSAGE" ? null : "pending",
+      );
+    }
     const decoded = decodeContractError((error.data as { revert_data?: unknown } | undefined)?.revert_data);
     // Executed meanwhile (another instance): the next pass records it as delivered.
     if (decoded?.name === "AlreadyExecuted") return;

@@ -279,7 +279,11 @@ export class HttpUpstream {
       const kind = classifyNodeError(message, code, envelope.error.data);
       if (kind === "fault") throw upstreamUnavailable(`${this.label}: ${message}`);
       // Reverts enter in the standard's shape, whatever the node's (Hardhat, Ganache, Nethermind, Besu).
-      if (kind === "reverted" && code !== 3) throw standardRevert(revertDataOf(envelope.error.data));
+      if (kind === "reverted") {
+        const standard = standardRevert(revertDataOf(envelope.error.data));
+        // Code 3 is the standard already; some nodes (older Erigon) leave the reason out of its message.
+        if (code !== 3 || (message === "execution reverted" && standard.message !== message)) throw standard;
+      }
       throw new NodeRpcError(code, message, envelope.error.data);
     }
     if (status !== 200) throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);
