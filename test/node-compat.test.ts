@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ethers, Wallet } from "ethers";
-import { type Abi, type Hex, keccak256, parseEther, toHex } from "viem";
+import { type Abi, createPublicClient, type Hex, keccak256, parseEther, toHex, webSocket } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BridgeERC20 } from "../src/contracts/artifacts.generated.js";
@@ -26,7 +26,7 @@ import {
 } from "../src/test-support/evm-fixtures.js";
 import { type OtherNode, startGanache, startHardhat } from "../src/test-support/other-nodes.js";
 import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
-import { ok, PASSWORD, read, settled } from "../src/test-support/token-helpers.js";
+import { ok, PASSWORD, read, settled, waitFor } from "../src/test-support/token-helpers.js";
 
 /**
  * The same scenarios against Hardhat's node (EDR) and Ganache, as an operator fronting them would
@@ -199,6 +199,46 @@ describe.each([
     // The nonce was given back: the next send goes through.
     const next = await send(wallet, chainId, { to: DEV_ACCOUNT_2, value: "1" });
     expect(next.status, JSON.stringify(next.json)).toBe(200);
+  });
+
+  it("newHeads and logs subscriptions (viem over the WebSocket) see its blocks and logs", async () => {
+    const client = createPublicClient({
+      transport: webSocket(`${rt.url.replace("http", "ws")}/?chain_id=${chainId}`),
+    });
+    const emitter = (
+      await receiptOf(
+        rt,
+        await devSend(rt, { data: EMITTER_INIT_CODE }, q(chainId), nodeOf(chainId).url),
+        q(chainId),
+      )
+    ).contractAddress! as Hex;
+    const heads: bigint[] = [];
+    const logs: string[] = [];
+    const unwatchBlocks = client.watchBlockNumber({
+      onBlockNumber: (n) => heads.push(n),
+      emitOnBegin: false,
+    });
+    const unwatchLogs = client.watchEvent({
+      address: emitter,
+      onLogs: (found) => logs.push(...found.map((l) => l.transactionHash!)),
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      const emitted = await receiptOf(
+        rt,
+        await devSend(rt, { to: emitter }, q(chainId), nodeOf(chainId).url),
+        q(chainId),
+      );
+      await waitFor("the block and the log", async () =>
+        heads.includes(BigInt(emitted.blockNumber)) && logs.includes(emitted.transactionHash)
+          ? true
+          : undefined,
+      );
+    } finally {
+      unwatchBlocks();
+      unwatchLogs();
+      await (await client.transport.getRpcClient()).close();
+    }
   });
 
   it("create_new_ERC20_token works (the contracts run on its EVM)", async () => {
