@@ -4,6 +4,7 @@ import { badRequest } from "../errors/chaingate-error.js";
 import { signingAccount } from "../keys/signing-account.js";
 import type { Store } from "../store/database.js";
 import type { WalletService } from "../wallets/wallet-service.js";
+import type { ClusterUnlocks } from "./cluster-unlocks.js";
 import {
   accountLocked,
   noServerKey,
@@ -12,12 +13,11 @@ import {
   unknownAccount,
 } from "./custody-errors.js";
 import type { SealKey } from "./seal-key.js";
-import type { UnlockedAccounts } from "./unlocked-accounts.js";
 
 export interface CustodyAccountsOptions {
   store: Store;
   wallets: WalletService;
-  unlocked: UnlockedAccounts;
+  unlocked: ClusterUnlocks;
   /** Absent: no wallet can be made unattended, and none already sealed can sign. */
   sealKey: SealKey | undefined;
   unlockSeconds: number;
@@ -90,13 +90,15 @@ export class CustodyAccounts {
   }
 
   async statuses(owner: string | null): Promise<AccountStatus[]> {
-    return (await this.inOrder(owner)).map((r) => ({
-      address: getAddress(r.address),
-      wallet_id: r.wallet_id,
-      index: r.idx,
-      unlocked_until: this.options.unlocked.get(owner, r.address)?.until ?? null,
-      unattended: r.key_id !== null,
-    }));
+    return Promise.all(
+      (await this.inOrder(owner)).map(async (r) => ({
+        address: getAddress(r.address),
+        wallet_id: r.wallet_id,
+        index: r.idx,
+        unlocked_until: (await this.options.unlocked.get(owner, r.address))?.until ?? null,
+        unattended: r.key_id !== null,
+      })),
+    );
   }
 
   /** The tenant's address, or undefined when it is not theirs (another tenant's looks the same). */
@@ -126,7 +128,7 @@ export class CustodyAccounts {
   ): Promise<{ account: LocalAccount; walletId: string; index: number }> {
     const found = await this.find(owner, address);
     if (!found) throw unknownAccount();
-    const unlocked = this.options.unlocked.get(owner, found.address);
+    const unlocked = await this.options.unlocked.get(owner, found.address);
     if (unlocked) return { account: unlocked.account, walletId: found.walletId, index: found.index };
     const account = this.openUnattended(found);
     if (!account) throw accountLocked(found.address);
@@ -163,19 +165,28 @@ export class CustodyAccounts {
     }
     const found = await this.find(owner, address);
     if (!found) throw unknownAccount();
-    const unlocked = await this.options.wallets.unlock(found.walletId, found.index, password, owner);
+    const { unlocked, privateKey } = await this.options.wallets.unlockKey(
+      found.walletId,
+      found.index,
+      password,
+      owner,
+    );
     const { unlockSeconds, unlockMaxSeconds } = this.options;
     const granted = Math.min(
       seconds === undefined || seconds === 0 ? unlockSeconds : seconds,
       unlockMaxSeconds,
     );
     const until = this.now() + granted * 1000;
-    this.options.unlocked.set(owner, found.address, {
-      account: unlocked.account,
-      walletId: found.walletId,
-      index: found.index,
-      until,
-    });
+    try {
+      await this.options.unlocked.set(
+        owner,
+        found.address,
+        { account: unlocked.account, walletId: found.walletId, index: found.index, until },
+        privateKey,
+      );
+    } finally {
+      privateKey.fill(0);
+    }
     return until;
   }
 
@@ -183,7 +194,7 @@ export class CustodyAccounts {
   async lock(owner: string | null, address: string): Promise<void> {
     const found = await this.find(owner, address);
     if (!found) throw unknownAccount();
-    this.options.unlocked.delete(owner, found.address);
+    await this.options.unlocked.delete(owner, found.address);
   }
 
   /**

@@ -4,23 +4,28 @@ import { PRUNE_MS, startPeriodic } from "../lifecycle/periodic-task.js";
 import type { Lifecycle } from "../lifecycle/shutdown.js";
 import type { Store } from "../store/database.js";
 import type { WalletService } from "../wallets/wallet-service.js";
+import { ClusterUnlocks } from "./cluster-unlocks.js";
 import { CustodyAccounts } from "./custody-accounts.js";
 import { SealKey } from "./seal-key.js";
-import { UnlockedAccounts } from "./unlocked-accounts.js";
 
 export function startCustody(
   config: Config,
   deps: { store: Store; wallets: WalletService } & Lifecycle,
 ): CustodyAccounts {
-  const unlocked = new UnlockedAccounts();
+  const { sealKey, unlockSeconds, unlockMaxSeconds } = config.custody;
+  const key = sealKey === undefined ? undefined : new SealKey(sealKey);
+  const unlocked = new ClusterUnlocks({ store: deps.store, sealKey: key });
+  if (deps.store.bus.shared && key === undefined)
+    deps.logger.warn(
+      "several instances may share this store, but no server key is configured (CHAINGATE_SEAL_KEY_FILE): an unlock signs only on the instance that made it; give every instance the same server key",
+    );
   startPeriodic({ name: "unlock prune", everyMs: PRUNE_MS, run: () => unlocked.prune() }, deps);
   deps.shutdown.add("unlocked accounts", () => unlocked.clear());
-  const { sealKey, unlockSeconds, unlockMaxSeconds } = config.custody;
   return new CustodyAccounts({
     store: deps.store,
     wallets: deps.wallets,
     unlocked,
-    sealKey: sealKey === undefined ? undefined : new SealKey(sealKey),
+    sealKey: key,
     unlockSeconds,
     unlockMaxSeconds,
   });

@@ -10,9 +10,11 @@ import {
   Migrator,
   PostgresDialect,
   SqliteDialect,
+  sql,
 } from "kysely";
 import pg from "pg";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { CLUSTER_CHANNEL, type ClusterBus, LocalBus, PostgresBus } from "./cluster-bus.js";
 import { secureDatabaseFile } from "./data-dir.js";
 import { type CommitDurability, GroupCommit } from "./group-commit.js";
 import { MIGRATIONS } from "./migrations/index.js";
@@ -28,6 +30,8 @@ export interface Store {
   readonly kind: StoreKind;
   /** Write transactions of the request paths, committed in groups (see GroupCommit). */
   readonly group: GroupCommit;
+  /** Events every instance on this store hears at once (LISTEN/NOTIFY on PostgreSQL). */
+  readonly bus: ClusterBus;
   close(): Promise<void>;
 }
 
@@ -119,11 +123,25 @@ export async function openStore(
   };
   // SQLite has one connection (groups queue on it anyway); PostgreSQL leaves pool room for reads.
   const group = new GroupCommit(db, location.kind === "sqlite" ? 1 : 4, durability);
+  let bus: ClusterBus = new LocalBus();
+  if (location.kind === "postgres") {
+    const shared = new PostgresBus(
+      location.url,
+      async (payload) => {
+        await sql`select pg_notify(${CLUSTER_CHANNEL}, ${payload})`.execute(db);
+      },
+      onFault,
+    );
+    await shared.start();
+    bus = shared;
+  }
   return {
     db,
     kind: location.kind,
     group,
+    bus,
     close: async () => {
+      await bus.close();
       await group.drain();
       await flush?.close();
       await checkpointer?.close();

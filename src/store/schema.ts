@@ -183,6 +183,18 @@ export interface TransportsTable {
   refund_at: number | null;
 }
 
+/** An unlock every instance honours until `until` (see custody/cluster-unlocks.ts). */
+export interface UnlocksTable {
+  owner: string;
+  address: string;
+  wallet_id: string;
+  idx: number;
+  sealed: string | null;
+  key_id: string | null;
+  until: number;
+  created_at: number;
+}
+
 /** Password attempts counted apart from a wallet's own (an admin on another tenant's wallet). */
 export interface AttemptLimitsTable {
   scope: string;
@@ -376,6 +388,7 @@ export interface Database {
   transports: TransportsTable;
   lane_limits: LaneLimitsTable;
   attempt_limits: AttemptLimitsTable;
+  unlocks: UnlocksTable;
   relayer_cursors: RelayerCursorsTable;
   nonce_ledger: NonceLedgerTable;
   transactions: TransactionsTable;

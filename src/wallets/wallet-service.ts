@@ -250,6 +250,32 @@ export class WalletService {
   }
 
   /**
+   * As `unlock`, with the address's private key besides (an unlock shared with other instances seals
+   * it under the server key). The caller zeroes the key after use.
+   */
+  async unlockKey(
+    id: string,
+    index: number,
+    password: string,
+    owner: string | null = null,
+  ): Promise<{ unlocked: UnlockedAddress; privateKey: Uint8Array }> {
+    const unlocked = await this.unlock(id, index, password, owner);
+    // The password was just checked (and its derived key cached): this re-reads, and never counts an attempt.
+    const row = await this.options.store.db
+      .selectFrom("wallet_addresses as a")
+      .innerJoin("wallets as w", "w.id", "a.wallet_id")
+      .selectAll("w")
+      .select("a.keystore as keystore")
+      .where("a.wallet_id", "=", id)
+      .where("a.idx", "=", index)
+      .executeTakeFirstOrThrow();
+    const { keystore: keystoreText, ...wallet } = row;
+    const keystore = parseKeystore(keystoreText);
+    const derivedKey = await this.derivedKey(wallet, keystore.sealed, password, owner);
+    return { unlocked, privateKey: unseal(keystore.sealed, derivedKey) };
+  }
+
+  /**
    * Every address's private key, for sealing under the server key (unattended wallets). The password
    * is checked and counted exactly as for an unlock. The caller zeroes the keys after use.
    */
@@ -364,9 +390,20 @@ export class WalletService {
         .set({ failed_attempts: attempts, locked_until: lockMs > 0 ? now + lockMs : 0 })
         .where("id", "=", walletId)
         .execute();
-      return undefined;
+      return lockMs > 0 ? -1 : undefined;
     });
+    // This attempt is the one that locks the wallet (past the free ones).
+    if (lockedUntil === -1) return this.endUnlocks(walletId);
     if (lockedUntil !== undefined) throw walletLocked(Math.ceil((lockedUntil - now) / 1000));
+  }
+
+  /**
+   * The wallet's password is being guessed: every unlock of its addresses ends, on every instance
+   * (whoever guesses may have watched the owner type it).
+   */
+  private async endUnlocks(walletId: string): Promise<void> {
+    await this.options.store.db.deleteFrom("unlocks").where("wallet_id", "=", walletId).execute();
+    await this.options.store.bus.publish({ kind: "wallet-lock", walletId });
   }
 
   /** As reserveAttempt, on an allowance of its own (an admin key on a wallet it does not own). */

@@ -18,6 +18,7 @@ import * as partialTransactionIndexes from "./015-partial-transaction-indexes.js
 import * as transportTrust from "./016-transport-trust.js";
 import * as attemptLimits from "./017-attempt-limits.js";
 import * as policySpendScopes from "./018-policy-spend-scopes.js";
+import * as unlocks from "./019-unlocks.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -38,4 +39,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "016-transport-trust": transportTrust,
   "017-attempt-limits": attemptLimits,
   "018-policy-spend-scopes": policySpendScopes,
+  "019-unlocks": unlocks,
 };

@@ -1,0 +1,117 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { parseEther, toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AnvilNode, startAnvil } from "../src/devnet/anvil-node.js";
+import { type Balancer, startBalancer } from "../src/test-support/balancer.js";
+import { nodeCall } from "../src/test-support/chain-helpers.js";
+import { DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../src/test-support/evm-fixtures.js";
+import { POSTGRES_AVAILABLE, type TempStore, tempStore } from "../src/test-support/stores.js";
+import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
+
+/**
+ * Three instances on one PostgreSQL behind a round-robin balancer, as an operator who outgrew one
+ * process runs them: what a client sees must be one service.
+ */
+describe.skipIf(!POSTGRES_AVAILABLE)(
+  "three instances behind a round-robin balancer on one PostgreSQL",
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "chaingate-cluster-"));
+    const instances: TestRuntime[] = [];
+    const nodes: AnvilNode[] = [];
+    let store: TempStore;
+    let lb: Balancer;
+
+    const rpc = async (method: string, params: unknown[] = []) => {
+      const response = await fetch(lb.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      return (await response.json()) as { result?: unknown; error?: { code: number; message: string } };
+    };
+
+    beforeAll(async () => {
+      const logger = pino({ level: "silent" });
+      nodes.push(
+        await startAnvil({ chainId: 1001, blockTime: 0, logger, dir: join(dir, "a") }),
+        await startAnvil({ chainId: 1002, blockTime: 0, logger, dir: join(dir, "b") }),
+      );
+      const config = join(dir, "chaingate.json");
+      writeFileSync(
+        config,
+        JSON.stringify({
+          homeChainId: 1001,
+          chains: nodes.map((node) => ({
+            chainId: node.chainId,
+            upstreams: [{ url: node.url }],
+            finality: 1,
+          })),
+        }),
+      );
+      store = await tempStore("postgres");
+      const env = {
+        CHAINGATE_CONFIG: config,
+        CHAINGATE_OPERATOR_KEY: DEV_PRIVATE_KEY,
+        // Every instance must share the server key (docs/operations.md).
+        CHAINGATE_SEAL_KEY: randomBytes(32).toString("hex"),
+        CHAINGATE_TRACKER_INTERVAL_MS: "100",
+        CHAINGATE_RELAYER_INTERVAL_MS: "100",
+      };
+      for (let i = 0; i < 3; i++)
+        instances.push(
+          await startTestRuntime({ store, deploy: i === 0, dataDir: join(dir, `instance-${i}`), env }),
+        );
+      lb = await startBalancer(instances.map((rt) => rt.url));
+    }, 180_000);
+
+    afterAll(async () => {
+      await lb?.close();
+      for (const rt of instances) await rt.close();
+      await store?.drop();
+      for (const node of nodes) await node.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function wallet(): Promise<string> {
+      const response = await fetch(`${lb.url}/wallet`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ type: "KEYSTORE_V3", password: "cluster-pw", address_quantity: 1 }),
+      });
+      const [record] = (await response.json()) as { address: string }[];
+      await nodeCall(nodes[0]!.url, "anvil_setBalance", [record!.address, toHex(parseEther("10"))]);
+      return record!.address;
+    }
+    const sendFrom = (from: string) =>
+      rpc("eth_sendTransaction", [{ from, to: DEV_ACCOUNT_2, value: "0x1" }]);
+
+    it("one personal_unlockAccount through the balancer: every instance signs (9 of 9)", async () => {
+      const address = await wallet();
+      expect((await rpc("personal_unlockAccount", [address, "cluster-pw", 600])).result).toBe(true);
+      const before = [...lb.served];
+      const sends = [];
+      for (let i = 0; i < 9; i++) sends.push(await sendFrom(address));
+      for (const sent of sends) expect(sent.error, JSON.stringify(sent.error)).toBeUndefined();
+      // The nine went to all three instances.
+      expect(lb.served.map((n, i) => n - before[i]!).every((n) => n >= 3)).toBe(true);
+    });
+
+    it("one personal_lockAccount through the balancer: 2 s later no instance signs (0 of 6)", async () => {
+      const address = await wallet();
+      expect((await rpc("personal_unlockAccount", [address, "cluster-pw", 600])).result).toBe(true);
+      // Each instance has signed with it (so each holds it in memory).
+      for (let i = 0; i < 3; i++) expect((await sendFrom(address)).error).toBeUndefined();
+      expect((await rpc("personal_lockAccount", [address])).result).toBe(true);
+      await new Promise((r) => setTimeout(r, 2_000));
+      for (let i = 0; i < 6; i++) {
+        const refused = await sendFrom(address);
+        expect(refused.result).toBeUndefined();
+        expect(refused.error?.message).toMatch(/^authentication needed/);
+      }
+    });
+  },
+);
