@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../src/devnet/anvil-node.js";
 import { type Balancer, startBalancer } from "../src/test-support/balancer.js";
 import { nodeCall } from "../src/test-support/chain-helpers.js";
+import { waitUntil } from "../src/test-support/cli.js";
 import { DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../src/test-support/evm-fixtures.js";
 import { POSTGRES_AVAILABLE, type TempStore, tempStore } from "../src/test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
@@ -24,6 +25,7 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
     const nodes: AnvilNode[] = [];
     let store: TempStore;
     let lb: Balancer;
+    let env: Record<string, string> = {};
 
     const rpc = async (method: string, params: unknown[] = []) => {
       const response = await fetch(lb.url, {
@@ -98,6 +100,34 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
       for (const sent of sends) expect(sent.error, JSON.stringify(sent.error)).toBeUndefined();
       // The nine went to all three instances.
       expect(lb.served.map((n, i) => n - before[i]!).every((n) => n >= 3)).toBe(true);
+    });
+
+    it("an instance started with another server key is not ready, and /readyz says why", async () => {
+      const address = await wallet();
+      // Something sealed under the cluster's key: a shared unlock.
+      expect((await rpc("personal_unlockAccount", [address, "cluster-pw", 600])).result).toBe(true);
+      const stray = await startTestRuntime({
+        store,
+        dataDir: join(dir, "stray"),
+        env: { ...env, CHAINGATE_SEAL_KEY: randomBytes(32).toString("hex") },
+      });
+      try {
+        const readyz = async () => {
+          const response = await fetch(`${stray.url}/readyz`);
+          return {
+            status: response.status,
+            body: (await response.json()) as { ready: boolean; problems?: string[] },
+          };
+        };
+        expect(await waitUntil(async () => (await readyz()).status === 503, 20_000)).toBe(true);
+        const { body } = await readyz();
+        expect(body.ready).toBe(false);
+        expect(body.problems?.join(" ")).toMatch(/every instance must share the same server key/);
+        // The cluster's own instances are ready.
+        expect((await fetch(`${instances[0]!.url}/readyz`)).status).toBe(200);
+      } finally {
+        await stray.close();
+      }
     });
 
     it("one personal_lockAccount through the balancer: 2 s later no instance signs (0 of 6)", async () => {

@@ -22,6 +22,9 @@ const Readiness = Type.Object({
   synced: Type.Boolean({ description: "true when the home chain's node reports it is not syncing" }),
   ready: Type.Boolean(),
   chains: Type.Array(ChainStatus),
+  problems: Type.Optional(
+    Type.Array(Type.String(), { description: "why this instance is not ready besides its chains" }),
+  ),
 });
 
 export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (

@@ -17,6 +17,8 @@ export interface Readiness {
   synced: boolean;
   ready: boolean;
   chains: ChainReadiness[];
+  /** Why this instance is not ready besides its chains (a server key that does not match the store). */
+  problems?: string[];
 }
 
 export class ReadinessMonitor {
@@ -50,6 +52,16 @@ export class ReadinessMonitor {
     );
   }
 
+  private readonly conditions = new Map<string, () => string | undefined>();
+
+  /**
+   * A condition of this instance besides its chains (its server key matches the store's sealed
+   * keys, say): while `problem` answers a reason, the instance is not ready and /readyz says why.
+   */
+  require(name: string, problem: () => string | undefined): void {
+    this.conditions.set(name, problem);
+  }
+
   snapshot(): Readiness {
     const chains = this.chains.all().map((chain) => {
       const stats = chain.pool.stats();
@@ -66,7 +78,13 @@ export class ReadinessMonitor {
       };
     });
     const synced = chains.find((c) => c.home)?.synced ?? false;
-    return { synced, ready: synced && chains.every((c) => c.reachable), chains };
+    const problems = [...this.conditions.values()].flatMap((problem) => problem() ?? []);
+    return {
+      synced,
+      ready: synced && chains.every((c) => c.reachable) && problems.length === 0,
+      chains,
+      ...(problems.length > 0 ? { problems } : {}),
+    };
   }
 
   start(): void {
