@@ -76,6 +76,11 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const started = await startChains(chainEntries(config, devnet?.nodes ?? []), config, life);
     const { registry: chains, readiness } = started;
     const store = await openConfiguredStore(config, life);
+    // Instances on one store share their heads: none answers below one another has served.
+    for (const chain of started.list) {
+      const stop = chain.head?.shareThrough(store.bus, chain.chainId);
+      if (stop) shutdown.add(`head sharing ${chain.chainId}`, stop);
+    }
     const { filters, logs, hub } = await startFilters(config, { store, chains, ...life });
     const funder = devnet && config.devnet.fundWallets ? devnetFunder(chains) : undefined;
     const { wallets, deriver } = startWallets(config, { store, onAddressesCreated: funder, ...life });

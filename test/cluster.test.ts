@@ -25,7 +25,7 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
     const nodes: AnvilNode[] = [];
     let store: TempStore;
     let lb: Balancer;
-    let env: Record<string, string> = {};
+    const env: Record<string, string> = {};
 
     const rpc = async (method: string, params: unknown[] = []) => {
       const response = await fetch(lb.url, {
@@ -128,6 +128,39 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
       } finally {
         await stray.close();
       }
+    });
+
+    it("polled every 15 ms through the balancer while blocks come every second, the head never goes back", async () => {
+      let mining = true;
+      const miner = (async () => {
+        while (mining) {
+          await nodeCall(nodes[0]!.url, "evm_mine");
+          await new Promise((r) => setTimeout(r, 1_000));
+        }
+      })();
+      const seen: number[] = [];
+      const latest: number[] = [];
+      try {
+        const until = Date.now() + 12_000;
+        for (let i = 0; Date.now() < until; i++) {
+          if (i % 2 === 0) seen.push(Number((await rpc("eth_blockNumber")).result));
+          else
+            latest.push(
+              Number(
+                ((await rpc("eth_getBlockByNumber", ["latest", false])).result as { number: string }).number,
+              ),
+            );
+          await new Promise((r) => setTimeout(r, 15));
+        }
+      } finally {
+        mining = false;
+        await miner;
+      }
+      const backs = (list: number[]) => list.filter((n, i) => i > 0 && n < list[i - 1]!).length;
+      expect(seen.length).toBeGreaterThan(100);
+      expect(seen.at(-1)! - seen[0]!).toBeGreaterThanOrEqual(8);
+      expect(backs(seen), "eth_blockNumber went back").toBe(0);
+      expect(backs(latest), "latest went back").toBe(0);
     });
 
     it("one personal_lockAccount through the balancer: 2 s later no instance signs (0 of 6)", async () => {

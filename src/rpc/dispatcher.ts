@@ -9,6 +9,7 @@ import type { FairGate } from "../keys/fair-gate.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { type MethodPolicy, methodDenied } from "./method-policy.js";
 import { METHODS, METHODS_BY_NAME } from "./method-table.js";
+import { blockNumberNotBehind, latestBlockNotBehind } from "./monotonic-head.js";
 import { completePendingBlock, WHEN_UNSUPPORTED } from "./node-gaps.js";
 import { RESULT_NORMALIZERS } from "./normalize-results.js";
 import type { JsonText, ResponseCache } from "./response-cache.js";
@@ -197,6 +198,9 @@ export class RpcDispatcher {
       if (seen !== undefined) chain.head?.observe(seen);
       if (method === "eth_getBlockByNumber" && checked[0] === "pending")
         result = await completePendingBlock(chain, result);
+      if (method === "eth_blockNumber") result = blockNumberNotBehind(chain, result);
+      if (method === "eth_getBlockByNumber" && checked[0] === "latest")
+        result = await latestBlockNotBehind(chain, checked, result);
       const normalize = RESULT_NORMALIZERS[method];
       return normalize ? normalize(result) : result;
     };

@@ -1,5 +1,6 @@
 /** Follows a chain's head block number by polling, so cached "latest" answers live at most one block. */
 import type { Logger } from "pino";
+import type { ClusterBus } from "../store/cluster-bus.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
 export class HeadTracker {
@@ -44,6 +45,36 @@ export class HeadTracker {
   private reset(reason: string): void {
     this.logger.warn({ chainId: this.pool.chainId, reason }, "chain may have lost state; reconciling");
     for (const listener of this.resetListeners) listener(reason);
+  }
+
+  /** The highest head known, fresh or not (what no answer may go below). */
+  get highest(): number | undefined {
+    return this.current;
+  }
+
+  /**
+   * Shares heads with the other instances on the store: each new head this tracker learns is
+   * published, and the heads they publish are observed here, so no instance behind a balancer
+   * answers below a head another has served.
+   */
+  shareThrough(bus: ClusterBus, chainId: number): () => void {
+    let published = this.current ?? -1;
+    const stopListening = bus.on("head", (event) => {
+      if (event.chainId !== chainId) return;
+      if (event.head > published) published = event.head;
+      this.observe(event.head);
+    });
+    const stopPublishing = this.onHead((head) => {
+      if (head <= published) return;
+      published = head;
+      void bus.publish({ kind: "head", chainId, head }).catch(() => {
+        // The store is unreachable: this instance still serves its own heads.
+      });
+    });
+    return () => {
+      stopListening();
+      stopPublishing();
+    };
   }
 
   /**
