@@ -82,6 +82,8 @@ export interface AppDeps {
   balances: BalanceWatch;
   /** Per-lane transport limits (admin routes). */
   lanes: LaneLimits;
+  /** This instance's share of a per-key cap: the caps hold for every instance on the store. */
+  share?: (cap: number) => number;
   embedded?: (chainId: number) => EmbeddedStatus | undefined;
 }
 
@@ -95,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   // Made once the dispatcher exists; only while requests are not logged (the fast path logs nothing).
   let fastPath: ReadFastPath | undefined;
-  const inFlight = new RequestsInFlight(config.limits.concurrentPerKey);
+  const inFlight = new RequestsInFlight(config.limits.concurrentPerKey, deps.share);
   const app = Fastify({
     serverFactory: serverWithFastPath(() => fastPath),
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -234,6 +236,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     keys: deps.keys,
     logs: deps.logs,
     socketsPerKey: config.limits.socketsPerKey,
+    ...(deps.share ? { share: deps.share } : {}),
   });
   await app.register(rpcRoutes, {
     chains: deps.chains,

@@ -14,6 +14,7 @@ import { startCustody } from "./custody/start-custody.js";
 import { type Devnet, startEmbeddedChains } from "./devnet/devnet.js";
 import { devnetFunder } from "./devnet/fund-addresses.js";
 import { startFilters } from "./filters/start-filters.js";
+import { startPeriodic } from "./lifecycle/periodic-task.js";
 import { createShutdown } from "./lifecycle/shutdown.js";
 import { createLogger } from "./logging/create-logger.js";
 import { memberOperations } from "./members/member-operations.js";
@@ -22,6 +23,7 @@ import { Metrics } from "./metrics/metrics.js";
 import { ResponseCache } from "./rpc/response-cache.js";
 import { prepareDataDirOrWarn } from "./store/data-dir.js";
 import type { Store } from "./store/database.js";
+import { HEARTBEAT_MS, InstanceRegistry } from "./store/instance-registry.js";
 import { openConfiguredStore } from "./store/open-configured-store.js";
 import { tokenOperations } from "./tokens/token-operations.js";
 import { TokenService } from "./tokens/token-service.js";
@@ -53,6 +55,8 @@ export interface Runtime {
   /** Undefined when no operator key is configured or the contracts are not deployed (real networks). */
   readonly system: SystemContracts | undefined;
   readonly relayer: Relayer | undefined;
+  /** The instances sharing the store (their heartbeats). */
+  readonly registry: InstanceRegistry;
   stop(): Promise<void>;
 }
 
@@ -76,12 +80,18 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const started = await startChains(chainEntries(config, devnet?.nodes ?? []), config, life);
     const { registry: chains, readiness } = started;
     const store = await openConfiguredStore(config, life);
+    // Per-key limits are divided among the instances alive on the store (their heartbeats).
+    const registry = new InstanceRegistry(store);
+    await registry.beat();
+    startPeriodic({ name: "instance heartbeat", everyMs: HEARTBEAT_MS, run: () => registry.beat() }, life);
+    shutdown.add("instance registry", () => registry.leave());
+    const share = (cap: number) => registry.share(cap);
     // Instances on one store share their heads: none answers below one another has served.
     for (const chain of started.list) {
       const stop = chain.head?.shareThrough(store.bus, chain.chainId);
       if (stop) shutdown.add(`head sharing ${chain.chainId}`, stop);
     }
-    const { filters, logs, hub } = await startFilters(config, { store, chains, ...life });
+    const { filters, logs, hub } = await startFilters(config, { store, chains, share, ...life });
     const funder = devnet && config.devnet.fundWallets ? devnetFunder(chains) : undefined;
     const { wallets, deriver } = startWallets(config, { store, onAddressesCreated: funder, ...life });
     const custody = startCustody(config, { store, wallets, readiness, ...life });
@@ -148,9 +158,10 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       ],
       ...(devnet ? { embedded: (chainId: number) => devnet.nodeStatus(chainId) } : {}),
       limiters: {
-        withKeys: new RateLimiter(config.rateLimits),
-        withoutKeys: new RateLimiter(config.rateLimitsWithoutKeys),
+        withKeys: new RateLimiter(config.rateLimits, Date.now, share),
+        withoutKeys: new RateLimiter(config.rateLimitsWithoutKeys, Date.now, share),
       },
+      share,
     });
     shutdown.add("http", async () => {
       // Stop accepting, let in-flight requests finish, but only for so long.
@@ -162,7 +173,21 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const chainIds = started.list.map((c) => c.chainId);
     logger.info({ url, chains: chainIds, home: chains.homeChainId, store: store.kind }, "chaingate ready");
     const stop = () => shutdown.run();
-    return { app, wallets, pipeline, tracker, url, config, chains, store, devnet, system, relayer, stop };
+    return {
+      app,
+      wallets,
+      pipeline,
+      tracker,
+      url,
+      config,
+      chains,
+      store,
+      devnet,
+      system,
+      relayer,
+      registry,
+      stop,
+    };
   } catch (error) {
     await shutdown.run();
     throw error;

@@ -25,7 +25,7 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
     const nodes: AnvilNode[] = [];
     let store: TempStore;
     let lb: Balancer;
-    const env: Record<string, string> = {};
+    let env: Record<string, string> = {};
 
     const rpc = async (method: string, params: unknown[] = []) => {
       const response = await fetch(lb.url, {
@@ -55,13 +55,18 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
         }),
       );
       store = await tempStore("postgres");
-      const env = {
+      env = {
         CHAINGATE_CONFIG: config,
         CHAINGATE_OPERATOR_KEY: DEV_PRIVATE_KEY,
         // Every instance must share the server key (docs/operations.md).
         CHAINGATE_SEAL_KEY: randomBytes(32).toString("hex"),
-        CHAINGATE_TRACKER_INTERVAL_MS: "100",
-        CHAINGATE_RELAYER_INTERVAL_MS: "100",
+        // Heads polled once a second, HTTP only (no WebSocket push): each instance learns a block at
+        // its own moment, up to a second apart, which is what makes a balancer's answers go back.
+        CHAINGATE_HEAD_POLL_MS: "1000",
+        // The relayer's scans read the head too: slow them, so that the polls above are what moves it.
+        CHAINGATE_RELAYER_INTERVAL_MS: "5000",
+        // A per-key budget, to see it hold for the cluster rather than for each instance.
+        CHAINGATE_RATE_WALLETS: "30/min",
       };
       for (let i = 0; i < 3; i++)
         instances.push(
@@ -175,6 +180,27 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
         expect(refused.result).toBeUndefined();
         expect(refused.error?.message).toMatch(/^authentication needed/);
       }
+    });
+
+    it("a 30-a-minute wallet budget holds for the cluster: at most 36 of 60 creations through the balancer", async () => {
+      // Every instance counts the others by their heartbeats, and takes its share of the budget.
+      expect(await waitUntil(async () => instances.every((rt) => rt.registry.instances === 3), 20_000)).toBe(
+        true,
+      );
+      const answers = await Promise.all(
+        Array.from({ length: 60 }, () =>
+          fetch(`${lb.url}/wallet`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ type: "KEYSTORE_V3", password: "cluster-pw", address_quantity: 1 }),
+          }),
+        ),
+      );
+      const created = answers.filter((a) => a.status === 200).length;
+      const limited = answers.filter((a) => a.status === 429).length;
+      expect(created + limited).toBe(60);
+      expect(created).toBeGreaterThan(0);
+      expect(created).toBeLessThanOrEqual(36);
     });
   },
 );

@@ -25,6 +25,8 @@ export class RateLimiter {
   constructor(
     private readonly budgets: Readonly<Record<RateGroup, RateLimit>>,
     private readonly now: () => number = Date.now,
+    /** This instance's share of a count (InstanceRegistry.share): the limits hold for the cluster. */
+    private readonly share: (count: number) => number = (count) => count,
   ) {}
 
   /** Whether the group has a limit at all. */
@@ -34,19 +36,20 @@ export class RateLimiter {
 
   /** Takes one request's token; when none is left, answers how long until one is (seconds, rounded up). */
   take(subject: string, group: RateGroup): { ok: true } | { ok: false; retryAfterSeconds: number } {
-    const limit = this.budgets[group];
-    if (limit.count <= 0) return { ok: true };
+    const configured = this.budgets[group];
+    if (configured.count <= 0) return { ok: true };
+    const count = this.share(configured.count);
     const key = `${group}\u0000${subject}`;
     const now = this.now();
-    const rate = limit.count / limit.perMs;
+    const rate = count / configured.perMs;
     let bucket = this.buckets.get(key);
     if (bucket) {
-      bucket.tokens = Math.min(limit.count, bucket.tokens + (now - bucket.at) * rate);
+      bucket.tokens = Math.min(count, bucket.tokens + (now - bucket.at) * rate);
       bucket.at = now;
       // Refresh its place: the oldest-used bucket is the first dropped when the map is full.
       this.buckets.delete(key);
     } else {
-      bucket = { tokens: limit.count, at: now };
+      bucket = { tokens: count, at: now };
       if (this.buckets.size >= MAX_BUCKETS) {
         const oldest = this.oldest.next();
         if (oldest !== undefined) this.buckets.delete(oldest[0]);

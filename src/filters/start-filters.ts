@@ -17,7 +17,12 @@ export interface Filters {
 
 export async function startFilters(
   config: Config,
-  deps: { store: Store; chains: ChainRegistry } & Lifecycle,
+  deps: {
+    store: Store;
+    chains: ChainRegistry;
+    /** This instance's share of a per-key cap (InstanceRegistry.share). */
+    share?: (cap: number) => number;
+  } & Lifecycle,
 ): Promise<Filters> {
   const { store, chains, logger, shutdown } = deps;
   const idleMs = config.filterIdleMs;
@@ -36,7 +41,13 @@ export async function startFilters(
     { name: "filter sweep", everyMs: Math.min(30_000, idleMs), run: () => filters.sweep() },
     deps,
   );
-  const hub = new SubscriptionHub(logger, config.headPollMs, pending, config.limits.subscriptionsPerKey);
+  const hub = new SubscriptionHub(
+    logger,
+    config.headPollMs,
+    pending,
+    config.limits.subscriptionsPerKey,
+    deps.share,
+  );
   shutdown.add("subscriptions", () => hub.close());
   return { filters, logs, hub };
 }

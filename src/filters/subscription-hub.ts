@@ -59,6 +59,8 @@ export class SubscriptionHub {
     private readonly pending: PendingPool,
     /** Subscriptions one tenant may hold over all its sockets. */
     private readonly maxPerTenant: number = Number.POSITIVE_INFINITY,
+    /** This instance's share of the per-tenant cap (the cap holds for every instance on the store). */
+    private readonly share: (cap: number) => number = (cap) => cap,
   ) {}
 
   get size(): number {
@@ -73,10 +75,11 @@ export class SubscriptionHub {
     tenant = "",
   ): string {
     const held = this.perTenant.get(tenant) ?? 0;
-    if (held >= this.maxPerTenant) {
+    const cap = this.share(this.maxPerTenant);
+    if (held >= cap) {
       throw limitExceeded(
         "SUBSCRIPTION_LIMIT",
-        `too many subscriptions: at most ${this.maxPerTenant} per API key over all its connections`,
+        `too many subscriptions: at most ${this.maxPerTenant} per API key over all its connections${cap < this.maxPerTenant ? ` (${cap} on each of the instances sharing the store)` : ""}`,
       );
     }
     const id = randomQuantityId();

@@ -68,8 +68,11 @@ export interface RateLimiters {
 export class RequestsInFlight {
   private readonly held = new Map<string, number>();
 
-  /** `max` <= 0: no cap. */
-  constructor(readonly max: number) {}
+  /** `max` <= 0: no cap; `share` gives this instance's part of it (the cap holds for the cluster). */
+  constructor(
+    readonly max: number,
+    private readonly share: (cap: number) => number = (cap) => cap,
+  ) {}
 
   /**
    * Takes a slot for `keyId` until `response` closes, or until the answered release is called (the
@@ -79,7 +82,7 @@ export class RequestsInFlight {
   enter(keyId: string, response: ServerResponse): (() => void) | undefined {
     if (this.max <= 0) return () => {};
     const held = this.held.get(keyId) ?? 0;
-    if (held >= this.max) return undefined;
+    if (held >= this.share(this.max)) return undefined;
     this.held.set(keyId, held + 1);
     let released = false;
     const release = () => {

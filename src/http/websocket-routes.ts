@@ -28,6 +28,8 @@ export interface WebSocketOptions {
   logs: LogQuery;
   /** Open sockets one tenant may hold. */
   socketsPerKey: number;
+  /** This instance's share of a per-key cap (the cap holds for every instance on the store). */
+  share?: (cap: number) => number;
 }
 
 const KINDS = new Set<SubscriptionKind>(["newHeads", "logs", "newPendingTransactions"]);
@@ -169,7 +171,7 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
       preHandler: (request, reply, done) => {
         if (request.headers.upgrade === undefined) return done();
         const held = open.get(tenantOf(request))?.size ?? 0;
-        if (held >= options.socketsPerKey) {
+        if (held >= (options.share ?? ((cap: number) => cap))(options.socketsPerKey)) {
           refuse(
             request,
             reply,

@@ -183,6 +183,13 @@ export interface TransportsTable {
   refund_at: number | null;
 }
 
+/** An instance sharing the store, by its heartbeat (see store/instance-registry.ts). */
+export interface InstancesTable {
+  id: string;
+  started_at: number;
+  seen_at: number;
+}
+
 /** An unlock every instance honours until `until` (see custody/cluster-unlocks.ts). */
 export interface UnlocksTable {
   owner: string;
@@ -389,6 +396,7 @@ export interface Database {
   lane_limits: LaneLimitsTable;
   attempt_limits: AttemptLimitsTable;
   unlocks: UnlocksTable;
+  instances: InstancesTable;
   relayer_cursors: RelayerCursorsTable;
   nonce_ledger: NonceLedgerTable;
   transactions: TransactionsTable;

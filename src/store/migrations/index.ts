@@ -19,6 +19,7 @@ import * as transportTrust from "./016-transport-trust.js";
 import * as attemptLimits from "./017-attempt-limits.js";
 import * as policySpendScopes from "./018-policy-spend-scopes.js";
 import * as unlocks from "./019-unlocks.js";
+import * as instances from "./020-instances.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -40,4 +41,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "017-attempt-limits": attemptLimits,
   "018-policy-spend-scopes": policySpendScopes,
   "019-unlocks": unlocks,
+  "020-instances": instances,
 };
