@@ -13,6 +13,9 @@ import { SourceGate } from "./source-gate.js";
 import { SourceScanner } from "./source-scanner.js";
 import { TransportRecords } from "./transport-records.js";
 
+/** A transport's lease: renewed while its work runs, so a killed instance's transports are taken over within this. */
+export const RELAYER_LEASE_MS = 4_500;
+
 export interface RelayerOptions {
   store: Store;
   chains: ChainRegistry;
@@ -41,7 +44,7 @@ export class Relayer {
   constructor(private readonly options: RelayerOptions) {
     const now = options.now ?? Date.now;
     const { store, chains, pipeline, system, logger } = options;
-    this.records = new TransportRecords(store, logger, options.leaseMs ?? 30_000, now);
+    this.records = new TransportRecords(store, logger, options.leaseMs ?? RELAYER_LEASE_MS, now);
     this.scanner = new SourceScanner({
       store,
       records: this.records,

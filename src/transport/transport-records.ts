@@ -93,11 +93,26 @@ export class TransportRecords {
   /** Runs `work` on a transport only while this instance holds its lease; a crashed instance's lease runs out. */
   async underLease(id: string, work: () => Promise<void>, onFault: (error: unknown) => Promise<void>) {
     if (!(await this.claim(id))) return;
+    // Renewed while the work runs (a delivery may wait for its receipt): a short lease is then enough,
+    // and an instance killed mid-work loses it within one lease, not after a long one.
+    const renewal = setInterval(() => {
+      void this.store.db
+        .updateTable("transports")
+        .set({ lease_until: this.now() + this.leaseMs })
+        .where("id", "=", id)
+        .where("lease_owner", "=", this.instance)
+        .execute()
+        .catch(() => {
+          // A missed renewal is retried at the next beat; the lease is three beats long.
+        });
+    }, this.leaseMs / 3);
+    renewal.unref();
     try {
       await work();
     } catch (error) {
       await onFault(error);
     } finally {
+      clearInterval(renewal);
       await this.store.db
         .updateTable("transports")
         .set({ lease_owner: null, lease_until: null })

@@ -68,6 +68,9 @@ const guardedLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
+/** A claimed delivery's lease, renewed while it is sent: what a killed instance's deliveries wait before another sends them. */
+export const DELIVERY_LEASE_MS = 4_500;
+
 export class WebhookSender {
   private readonly instance = randomUUID();
   private readonly now: () => number;
@@ -205,9 +208,10 @@ export class WebhookSender {
       if (started >= free) break;
       if ((this.byEndpoint.get(d.webhook_id) ?? 0) >= PER_ENDPOINT) continue;
       if ((this.byTenant.get(d.owner) ?? 0) >= PER_TENANT) continue;
+      // The attempt is counted as it is claimed: one cut short by a crash still shows in the log.
       const result = await db
         .updateTable("webhook_deliveries")
-        .set({ lease_owner: this.instance, lease_until: now + this.options.settings.timeoutMs + 30_000 })
+        .set({ lease_owner: this.instance, lease_until: now + DELIVERY_LEASE_MS, attempts: d.attempts + 1 })
         .where("id", "=", d.id)
         .where("state", "=", "pending")
         .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
@@ -228,11 +232,24 @@ export class WebhookSender {
     };
     bump(this.byEndpoint, d.webhook_id, 1);
     bump(this.byTenant, d.owner, 1);
+    // The lease is renewed while the receiver takes its time (up to --webhook-timeout-ms), so a short
+    // one is enough, and a delivery held by an instance that was killed goes again within it.
+    const renewal = setInterval(() => {
+      void this.options.store.db
+        .updateTable("webhook_deliveries")
+        .set({ lease_until: this.now() + DELIVERY_LEASE_MS })
+        .where("id", "=", d.id)
+        .where("lease_owner", "=", this.instance)
+        .execute()
+        .catch(() => {});
+    }, DELIVERY_LEASE_MS / 3);
+    renewal.unref();
     const sending: Promise<void> = this.deliver(d)
       .catch((error: unknown) =>
         this.options.logger.warn({ err: error, delivery: d.id }, "webhook delivery failed"),
       )
       .finally(() => {
+        clearInterval(renewal);
         this.inFlight.delete(sending);
         bump(this.byEndpoint, d.webhook_id, -1);
         bump(this.byTenant, d.owner, -1);
