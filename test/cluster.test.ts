@@ -12,6 +12,7 @@ import { waitUntil } from "../src/test-support/cli.js";
 import { DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../src/test-support/evm-fixtures.js";
 import { POSTGRES_AVAILABLE, type TempStore, tempStore } from "../src/test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
+import { RELAYER_LEASE_MS } from "../src/transport/relayer.js";
 
 /**
  * Three instances on one PostgreSQL behind a round-robin balancer, as an operator who outgrew one
@@ -63,8 +64,7 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
         // Heads polled once a second, HTTP only (no WebSocket push): each instance learns a block at
         // its own moment, up to a second apart, which is what makes a balancer's answers go back.
         CHAINGATE_HEAD_POLL_MS: "1000",
-        // The relayer's scans read the head too: slow them, so that the polls above are what moves it.
-        CHAINGATE_RELAYER_INTERVAL_MS: "5000",
+
         // A per-key budget, to see it hold for the cluster rather than for each instance.
         CHAINGATE_RATE_WALLETS: "30/min",
       };
@@ -166,6 +166,62 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
       expect(seen.at(-1)! - seen[0]!).toBeGreaterThanOrEqual(8);
       expect(backs(seen), "eth_blockNumber went back").toBe(0);
       expect(backs(latest), "latest went back").toBe(0);
+    });
+
+    it("a transport whose lease a killed instance holds is delivered by another within 10 s", async () => {
+      const address = await wallet();
+      const rows = (await (await fetch(`${lb.url}/wallet`)).json()) as { id: string; address: string }[];
+      const walletId = rows.find((r) => r.address === address)!.id;
+      const call = async (path: string, params: Record<string, unknown>) => {
+        const response = await fetch(`${lb.url}/${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, params: [params] }),
+        });
+        const body = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
+        if (body.error) throw new Error(`${path}: ${JSON.stringify(body.error)}`);
+        return body.result!;
+      };
+      await call("register_new_member", { name: `Peer ${address}`, chain_id: 1002, role: "PARTICIPANT" });
+      const token = await call("create_new_ERC20_token", {
+        wallet_id: walletId,
+        password: "cluster-pw",
+        name: "Takeover",
+        symbol: "TKO",
+        initial_supply: "100",
+      });
+      expect(
+        await waitUntil(
+          async () => (await rpc("eth_getTransactionReceipt", [token.tx_hash])).result != null,
+          20_000,
+        ),
+      ).toBe(true);
+      const sent = await call("trasport_token", {
+        wallet_id: walletId,
+        password: "cluster-pw",
+        token: token.address,
+        to: DEV_ACCOUNT_2,
+        amount: "10",
+        destination_chain_id: 1002,
+      });
+      // An instance took the transport and was killed: its lease is left as a live holder keeps it
+      // (renewed to RELAYER_LEASE_MS ahead), and nobody will renew it again.
+      const killedAt = Date.now();
+      await instances[0]!.store.db
+        .updateTable("transports")
+        .set({ lease_owner: "an instance killed with -9", lease_until: killedAt + RELAYER_LEASE_MS })
+        .where("id", "=", sent.transport_id as string)
+        .execute();
+      const delivered = await waitUntil(async () => {
+        const row = await instances[1]!.store.db
+          .selectFrom("transports")
+          .select("state")
+          .where("id", "=", sent.transport_id as string)
+          .executeTakeFirst();
+        return row?.state === "delivered";
+      }, 30_000);
+      expect(delivered).toBe(true);
+      expect(Date.now() - killedAt).toBeLessThan(10_000);
     });
 
     it("one personal_lockAccount through the balancer: 2 s later no instance signs (0 of 6)", async () => {
