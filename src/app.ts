@@ -10,6 +10,7 @@ import { ChaingateError } from "./errors/chaingate-error.js";
 import { methodNotFound } from "./errors/rpc-errors.js";
 import type { FilterService } from "./filters/filter-service.js";
 import type { LogQuery } from "./filters/log-query.js";
+import type { ResumableSubscriptions } from "./filters/resumable-subscriptions.js";
 import type { SubscriptionHub } from "./filters/subscription-hub.js";
 import {
   type RateLimiters,
@@ -70,6 +71,8 @@ export interface AppDeps {
   signer: SignerMethods;
   cache: ResponseCache;
   hub: SubscriptionHub;
+  /** Resumable newHeads and logs subscriptions. */
+  resumable?: ResumableSubscriptions;
   metrics: Metrics;
   /** The Members and Token Management rows. */
   operations: readonly Operation[];
@@ -231,6 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     chains: deps.chains,
     dispatcher,
     hub: deps.hub,
+    ...(deps.resumable ? { resumable: deps.resumable } : {}),
     batchLimit: config.batchLimit,
     maxMessageBytes: config.bodyLimit,
     keys: deps.keys,

@@ -91,7 +91,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       const stop = chain.head?.shareThrough(store.bus, chain.chainId);
       if (stop) shutdown.add(`head sharing ${chain.chainId}`, stop);
     }
-    const { filters, logs, hub } = await startFilters(config, { store, chains, share, ...life });
+    const { filters, logs, hub, resumable } = await startFilters(config, { store, chains, share, ...life });
     const funder = devnet && config.devnet.fundWallets ? devnetFunder(chains) : undefined;
     const { wallets, deriver } = startWallets(config, { store, onAddressesCreated: funder, ...life });
     const custody = startCustody(config, { store, wallets, readiness, ...life });
@@ -138,7 +138,20 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     for (const chain of started.list) chain.head?.onReset(() => cache.clear());
     const nodeAccounts = config.custody.nodeAccounts && embedded;
     const app = await buildApp({
-      ...{ config, logger, store, chains, filters, logs, wallets, transactions, custody, cache, hub },
+      ...{
+        config,
+        logger,
+        store,
+        chains,
+        filters,
+        logs,
+        wallets,
+        transactions,
+        custody,
+        cache,
+        hub,
+        resumable,
+      },
       ...{ idempotency, keys, readiness, policies, webhooks, balances, lanes },
       signer: new SignerMethods({
         accounts: custody,

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { parseEther, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { type AnvilNode, startAnvil } from "../src/devnet/anvil-node.js";
 import { type Balancer, startBalancer } from "../src/test-support/balancer.js";
 import { nodeCall } from "../src/test-support/chain-helpers.js";
@@ -77,7 +78,7 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
 
     afterAll(async () => {
       await lb?.close();
-      for (const rt of instances) await rt.close();
+      for (const rt of instances) await rt.close().catch(() => {});
       await store?.drop();
       for (const node of nodes) await node.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -257,6 +258,58 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
       expect(created + limited).toBe(60);
       expect(created).toBeGreaterThan(0);
       expect(created).toBeLessThanOrEqual(36);
+    });
+
+    it("a newHeads client whose instance goes away resumes on another, with no gap and no duplicate", async () => {
+      const heads: number[] = [];
+      const open = async () => {
+        const socket = new WebSocket(lb.url.replace("http", "ws"));
+        const cursors: string[] = [];
+        socket.on("message", (data) => {
+          const message = JSON.parse(data.toString()) as {
+            method?: string;
+            params?: { result: { number: string }; cursor: string };
+          };
+          if (message.method !== "eth_subscription") return;
+          heads.push(Number(BigInt(message.params!.result.number)));
+          cursors.push(message.params!.cursor);
+        });
+        await new Promise<void>((resolve, reject) => {
+          socket.once("open", () => resolve());
+          socket.once("error", reject);
+        });
+        return { socket, cursors };
+      };
+      const before = [...lb.served];
+      const first = await open();
+      const holder = lb.served.findIndex((n, i) => n > before[i]!);
+      first.socket.send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "eth_subscribe",
+          params: ["newHeads", { resumable: true }],
+        }),
+      );
+      for (let i = 0; i < 2; i++) await nodeCall(nodes[0]!.url, "evm_mine");
+      expect(await waitUntil(() => first.cursors.length >= 2, 20_000)).toBe(true);
+      // The instance holding the socket stops; blocks go on meanwhile.
+      await instances[holder]!.close();
+      lb.down.add(holder);
+      for (let i = 0; i < 3; i++) await nodeCall(nodes[0]!.url, "evm_mine");
+      const second = await open();
+      second.socket.send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "eth_subscribe",
+          params: ["newHeads", { resumeAfter: first.cursors.at(-1) }],
+        }),
+      );
+      await nodeCall(nodes[0]!.url, "evm_mine");
+      expect(await waitUntil(() => heads.length >= 6, 20_000)).toBe(true);
+      expect(heads).toEqual(Array.from({ length: heads.length }, (_, i) => heads[0]! + i));
+      second.socket.close();
     });
   },
 );

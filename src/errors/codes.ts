@@ -151,6 +151,12 @@ export const ERROR_CODES = {
   },
   FILTER_TOO_LARGE: { ...LIMIT, meaning: "a log filter lists more addresses or topics than allowed" },
   FILTER_LIMIT: { ...LIMIT, meaning: "the key has `--max-filters-per-key` filters installed" },
+  SUBSCRIPTION_EXPIRED: {
+    status: 410,
+    rpc: RPC_INVALID_PARAMS,
+    meaning:
+      "a `resumeAfter` cursor that can no longer be resumed (older than 1,024 blocks, its stream unused for an hour, or another key's)",
+  },
   SUBSCRIPTION_LIMIT: {
     ...LIMIT,
     meaning: "the key has `--max-subscriptions-per-key` subscriptions over all its sockets",

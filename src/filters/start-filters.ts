@@ -7,12 +7,14 @@ import type { ChainRegistry } from "../upstream/chain-registry.js";
 import { FilterService } from "./filter-service.js";
 import { LogQuery } from "./log-query.js";
 import { PendingPool } from "./pending-pool.js";
+import { ResumableSubscriptions } from "./resumable-subscriptions.js";
 import { SubscriptionHub } from "./subscription-hub.js";
 
 export interface Filters {
   filters: FilterService;
   logs: LogQuery;
   hub: SubscriptionHub;
+  resumable: ResumableSubscriptions;
 }
 
 export async function startFilters(
@@ -49,5 +51,7 @@ export async function startFilters(
     deps.share,
   );
   shutdown.add("subscriptions", () => hub.close());
-  return { filters, logs, hub };
+  const resumable = new ResumableSubscriptions(hub, store);
+  startPeriodic({ name: "subscription stream prune", everyMs: 60_000, run: () => resumable.prune() }, deps);
+  return { filters, logs, hub, resumable };
 }

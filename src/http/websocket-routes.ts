@@ -8,6 +8,7 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidParams, invalidRequest } from "../errors/rpc-errors.js";
 import type { LogCriteria } from "../filters/filter-criteria.js";
 import type { LogQuery } from "../filters/log-query.js";
+import type { ResumableSubscriptions } from "../filters/resumable-subscriptions.js";
 import type { SubscriptionHub, SubscriptionKind } from "../filters/subscription-hub.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
 import { errorText, type RequestId, readRpcRequest, resultText, salvageId } from "../rpc/envelope.js";
@@ -21,6 +22,8 @@ export interface WebSocketOptions {
   chains: ChainRegistry;
   dispatcher: RpcDispatcher;
   hub: SubscriptionHub;
+  /** newHeads and logs subscriptions a client can resume on any instance. */
+  resumable?: ResumableSubscriptions;
   batchLimit: number;
   maxMessageBytes: number;
   keys: KeyRing;
@@ -81,17 +84,45 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
       if (socket.readyState === socket.OPEN) socket.send(text);
     };
 
-    const subscribe = (params: unknown): string => {
+    const subscribe = async (params: unknown): Promise<string> => {
       const list = Array.isArray(params) ? params : [];
       const kind = list[0] as SubscriptionKind;
       if (!KINDS.has(kind))
         throw invalidParams(`eth_subscribe expects [newHeads | logs | newPendingTransactions, filter?]`);
-      const criteria = (list[1] ?? {}) as LogCriteria;
+      // chaingate's own options ride in the second parameter beside a logs filter's fields.
+      const { resumable, resumeAfter, ...filter } = (list[1] ?? {}) as LogCriteria & {
+        resumable?: unknown;
+        resumeAfter?: unknown;
+      };
+      const criteria = filter as LogCriteria;
       if (kind === "logs" && !checkFilter.Check(criteria))
         throw invalidParams("eth_subscribe logs filter must be a filter object");
       if (kind === "logs") options.logs.checkSize(criteria);
       if (mine.size >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
         throw invalidRequest(`at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions per connection`);
+      }
+      if (resumable !== undefined || resumeAfter !== undefined) {
+        if (kind === "newPendingTransactions" || options.resumable === undefined)
+          throw invalidParams("only newHeads and logs subscriptions are resumable");
+        if (resumable !== undefined && resumable !== true) throw invalidParams("resumable must be true");
+        let subscription = "";
+        subscription = await options.resumable.subscribe(
+          chain,
+          kind,
+          criteria,
+          tenant,
+          resumeAfter,
+          (result, cursor) =>
+            send(
+              JSON.stringify({
+                jsonrpc: "2.0",
+                method: "eth_subscription",
+                params: { subscription, result, cursor },
+              }),
+            ),
+        );
+        mine.add(subscription);
+        return subscription;
       }
       let id = "";
       id = hub.subscribe(
@@ -118,7 +149,7 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
         const call = readRpcRequest(item);
         id = call.id;
         let result: unknown;
-        if (call.method === "eth_subscribe") result = subscribe(call.params);
+        if (call.method === "eth_subscribe") result = await subscribe(call.params);
         else if (call.method === "eth_unsubscribe") {
           const target = Array.isArray(call.params) ? call.params[0] : undefined;
           if (typeof target !== "string") throw invalidParams("eth_unsubscribe expects [subscription id]");

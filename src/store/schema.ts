@@ -183,6 +183,18 @@ export interface TransportsTable {
   refund_at: number | null;
 }
 
+/** A resumable subscription's stream (see filters/resumable-subscriptions.ts). */
+export interface SubscriptionStreamsTable {
+  id: string;
+  owner: string;
+  chain_id: number;
+  kind: string;
+  criteria: string;
+  recent: string;
+  created_at: number;
+  updated_at: number;
+}
+
 /** An instance sharing the store, by its heartbeat (see store/instance-registry.ts). */
 export interface InstancesTable {
   id: string;
@@ -397,6 +409,7 @@ export interface Database {
   attempt_limits: AttemptLimitsTable;
   unlocks: UnlocksTable;
   instances: InstancesTable;
+  subscription_streams: SubscriptionStreamsTable;
   relayer_cursors: RelayerCursorsTable;
   nonce_ledger: NonceLedgerTable;
   transactions: TransactionsTable;

@@ -20,6 +20,7 @@ import * as attemptLimits from "./017-attempt-limits.js";
 import * as policySpendScopes from "./018-policy-spend-scopes.js";
 import * as unlocks from "./019-unlocks.js";
 import * as instances from "./020-instances.js";
+import * as subscriptionStreams from "./021-subscription-streams.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -42,4 +43,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "018-policy-spend-scopes": policySpendScopes,
   "019-unlocks": unlocks,
   "020-instances": instances,
+  "021-subscription-streams": subscriptionStreams,
 };

@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import WebSocket from "ws";
+import { mine, nodeCall, sendAndWait } from "../test-support/chain-helpers.js";
+import { waitUntil } from "../test-support/cli.js";
+import { DEV_ACCOUNT, EMITTER_INIT_CODE } from "../test-support/evm-fixtures.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+
+interface Notification {
+  subscription: string;
+  result: Record<string, unknown> & {
+    number?: string;
+    blockNumber?: string;
+    transactionHash?: string;
+    removed?: boolean;
+  };
+  cursor?: string;
+}
+
+/** A WebSocket client that keeps every notification it gets, with its cursor. */
+async function client(url: string) {
+  const socket = new WebSocket(url.replace("http", "ws"));
+  const notes: Notification[] = [];
+  const waiting = new Map<number, (answer: { result?: unknown; error?: { message: string } }) => void>();
+  let next = 1;
+  socket.on("message", (data) => {
+    const message = JSON.parse(data.toString()) as { id?: number; method?: string; params?: Notification };
+    if (message.method === "eth_subscription") notes.push(message.params!);
+    else if (typeof message.id === "number") waiting.get(message.id)?.(message as never);
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once("open", () => resolve());
+    socket.once("error", reject);
+  });
+  const call = (method: string, params: unknown[]) =>
+    new Promise<{ result?: unknown; error?: { message: string } }>((resolve) => {
+      const id = next++;
+      waiting.set(id, resolve);
+      socket.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    });
+  return { socket, notes, call, close: () => new Promise((r) => (socket.once("close", r), socket.close())) };
+}
+
+const numberOf = (n: Notification) => Number(BigInt((n.result.number ?? n.result.blockNumber)!));
+
+let rt: TestRuntime;
+beforeAll(async () => {
+  rt = await startTestRuntime();
+});
+afterAll(async () => rt?.close());
+
+it("a newHeads client that lost its socket resumes from its cursor: every missed head once, in order", async () => {
+  const first = await client(rt.url);
+  const subscribed = await first.call("eth_subscribe", ["newHeads", { resumable: true }]);
+  expect(subscribed.error).toBeUndefined();
+  await mine(rt, 1);
+  await mine(rt, 1);
+  expect(await waitUntil(() => first.notes.length >= 2, 20_000)).toBe(true);
+  const seen = first.notes.map(numberOf);
+  const cursor = first.notes.at(-1)!.cursor!;
+  expect(cursor).toMatch(/^[0-9a-f]{32}-/);
+  await first.close();
+  // Blocks the client is not there for.
+  for (let i = 0; i < 3; i++) await mine(rt, 1);
+  const again = await client(rt.url);
+  const resumed = await again.call("eth_subscribe", ["newHeads", { resumeAfter: cursor }]);
+  expect(resumed.error).toBeUndefined();
+  await mine(rt, 1);
+  expect(await waitUntil(() => again.notes.length >= 4, 20_000)).toBe(true);
+  const all = [...seen, ...again.notes.map(numberOf)];
+  // Contiguous: no gap, no repeat.
+  expect(all).toEqual(Array.from({ length: all.length }, (_, i) => all[0]! + i));
+  // A cursor of another stream, or a made-up one, is refused with what to do instead.
+  const refused = await again.call("eth_subscribe", ["newHeads", { resumeAfter: `${"0".repeat(32)}-1-0` }]);
+  expect(refused.error?.message).toMatch(/cannot resume.*subscribe afresh/);
+  expect(
+    (await again.call("eth_subscribe", ["newPendingTransactions", { resumable: true }])).error?.message,
+  ).toMatch(/only newHeads and logs/);
+  await again.close();
+});
+
+it("a logs client resumes across a reorg: what the reorg took back comes with removed: true, then the new chain's logs", async () => {
+  const emitter = (await sendAndWait(rt, { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE })).contractAddress!;
+  const node = rt.devnet!.nodes[0]!.url;
+  const first = await client(rt.url);
+  expect(
+    (await first.call("eth_subscribe", ["logs", { address: emitter, resumable: true }])).error,
+  ).toBeUndefined();
+  const snapshot = await nodeCall(node, "evm_snapshot");
+  const doomed = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
+  expect(
+    await waitUntil(
+      () => first.notes.some((n) => n.result.transactionHash === doomed.transactionHash),
+      20_000,
+    ),
+  ).toBe(true);
+  const cursor = first.notes.at(-1)!.cursor!;
+  await first.close();
+  // The block with the doomed log goes; the chain grows longer with another log.
+  await nodeCall(node, "evm_revert", [snapshot]);
+  await mine(rt, 1);
+  const kept = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
+  const again = await client(rt.url);
+  expect((await again.call("eth_subscribe", ["logs", { resumeAfter: cursor }])).error).toBeUndefined();
+  expect(
+    await waitUntil(() => again.notes.some((n) => n.result.transactionHash === kept.transactionHash), 20_000),
+  ).toBe(true);
+  const got = again.notes.map((n) => [n.result.transactionHash, n.result.removed === true]);
+  expect(got).toEqual([
+    [doomed.transactionHash, true],
+    [kept.transactionHash, false],
+  ]);
+  await again.close();
+});

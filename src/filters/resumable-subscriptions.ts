@@ -1,0 +1,280 @@
+/** Resumable newHeads and logs subscriptions: each notification carries a cursor; a client that lost its socket resumes from it on any instance. */
+import { randomBytes } from "node:crypto";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import { invalidParams } from "../errors/rpc-errors.js";
+import type { Store } from "../store/database.js";
+import type { Chain } from "../upstream/chain-registry.js";
+import { canonicalBase } from "./canonical-base.js";
+import { type LogCriteria, logMatches, toHex } from "./filter-criteria.js";
+import type { SubscriptionHub } from "./subscription-hub.js";
+
+/** How far back a cursor may be resumed: past this the client reads what it missed with eth_getLogs. */
+export const RESUME_MAX_BLOCKS = 1_024;
+/** Blocks a stream remembers (hashes, and for logs what it sent): how deep a reorg across a resume is undone. */
+export const STREAM_RECENT_BLOCKS = 64;
+/** A stream not used for this long is forgotten; its cursors are then refused. */
+export const STREAM_RETENTION_MS = 60 * 60_000;
+
+type Kind = "newHeads" | "logs";
+/** A position past every log of its block (fits the cursor's eight hex digits). */
+const WHOLE_BLOCK = 0xffffffe;
+type Log = Record<string, unknown> & { blockNumber: string; blockHash: string; logIndex?: string };
+interface RecentBlock {
+  n: number;
+  h: string;
+  logs?: Log[];
+}
+interface Position {
+  block: number;
+  /** For logs: the last log index sent in `block` (-1: none of it yet). */
+  index: number;
+}
+
+const cursorOf = (stream: string, at: Position) =>
+  `${stream}-${at.block.toString(16)}-${(at.index + 1).toString(16)}`;
+
+function parseCursor(cursor: unknown): { stream: string; at: Position } {
+  const match =
+    typeof cursor === "string" ? /^([0-9a-f]{32})-([0-9a-f]{1,12})-([0-9a-f]{1,8})$/.exec(cursor) : null;
+  if (!match)
+    throw invalidParams("resumeAfter must be a cursor from a notification of a resumable subscription");
+  return {
+    stream: match[1]!,
+    at: { block: Number.parseInt(match[2]!, 16), index: Number.parseInt(match[3]!, 16) - 1 },
+  };
+}
+
+const gone = (why: string) =>
+  new ChaingateError(
+    `cannot resume: ${why}; subscribe afresh and read what was missed with eth_getLogs or eth_getBlockByNumber`,
+    {
+      code: "SUBSCRIPTION_EXPIRED",
+    },
+  );
+
+export class ResumableSubscriptions {
+  constructor(
+    private readonly hub: SubscriptionHub,
+    private readonly store: Store,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Subscribes (resuming after `resumeAfter` when given): `send` gets each result with the cursor to
+   * resume after it. Answers the subscription id. On resume, what the client had from blocks a reorg
+   * replaced comes back with `removed: true` (logs), then everything after the cursor once, in order.
+   */
+  async subscribe(
+    chain: Chain,
+    kind: Kind,
+    criteria: LogCriteria,
+    tenant: string,
+    resumeAfter: unknown,
+    send: (result: unknown, cursor: string) => void,
+  ): Promise<string> {
+    let stream: string;
+    let recent: RecentBlock[] = [];
+    let from: Position | undefined;
+    if (resumeAfter !== undefined) {
+      const cursor = parseCursor(resumeAfter);
+      const row = await this.store.db
+        .selectFrom("subscription_streams")
+        .selectAll()
+        .where("id", "=", cursor.stream)
+        .executeTakeFirst();
+      if (!row || row.owner !== tenant || row.chain_id !== chain.chainId || row.kind !== kind)
+        throw gone(
+          "the cursor names no stream of this key on this chain (streams unused for an hour are forgotten)",
+        );
+      const head = chain.head?.highest;
+      if (head !== undefined && head - cursor.at.block > RESUME_MAX_BLOCKS)
+        throw gone(
+          `the cursor is ${head - cursor.at.block} blocks old; at most ${RESUME_MAX_BLOCKS} can be resumed`,
+        );
+      stream = row.id;
+      criteria = JSON.parse(row.criteria) as LogCriteria;
+      recent = JSON.parse(row.recent) as RecentBlock[];
+      from = cursor.at;
+    } else {
+      stream = randomBytes(16).toString("hex");
+      const now = this.now();
+      await this.store.db
+        .insertInto("subscription_streams")
+        .values({
+          id: stream,
+          owner: tenant,
+          chain_id: chain.chainId,
+          kind,
+          criteria: JSON.stringify(criteria),
+          recent: "[]",
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    }
+
+    const recorder = new StreamRecorder(this.store, stream, recent, this.now);
+    let last: Position | undefined = from;
+    /** Live notifications that arrive while missed ones are replayed wait here, in order. */
+    let buffered: unknown[] | undefined = from === undefined ? undefined : [];
+    const emit = (result: unknown) => {
+      const log = result as Log;
+      if (kind === "logs" && log.removed === true) {
+        if (last !== undefined) send(result, cursorOf(stream, last));
+        recorder.forget(Number(BigInt(log.blockNumber)));
+        return;
+      }
+      const at: Position =
+        kind === "newHeads"
+          ? { block: Number(BigInt((result as { number: string }).number)), index: 0 }
+          : { block: Number(BigInt(log.blockNumber)), index: Number(BigInt(log.logIndex ?? "0x0")) };
+      // Already sent (the replay and the live feed overlap by design): sent once.
+      if (
+        last !== undefined &&
+        (at.block < last.block || (at.block === last.block && at.index <= last.index))
+      )
+        return;
+      last = at;
+      recorder.note(kind, result);
+      send(result, cursorOf(stream, at));
+    };
+    // Subscribed first, so nothing after the replay's last block can slip between the two.
+    const id = this.hub.subscribe(
+      chain,
+      kind,
+      criteria,
+      (result) => {
+        if (buffered !== undefined) buffered.push(result);
+        else emit(result);
+      },
+      tenant,
+    );
+    if (from !== undefined) {
+      try {
+        await this.replay(chain, kind, criteria, from, recent, emit, (to) => {
+          last = to;
+        });
+      } catch (error) {
+        this.hub.unsubscribe(id);
+        throw error;
+      }
+      const waiting = buffered ?? [];
+      buffered = undefined;
+      for (const result of waiting) emit(result);
+    }
+    return id;
+  }
+
+  /** What the client missed after `from`: logs of replaced blocks as removed, then every later item. */
+  private async replay(
+    chain: Chain,
+    kind: Kind,
+    criteria: LogCriteria,
+    from: Position,
+    recent: RecentBlock[],
+    emit: (result: unknown) => void,
+    rewind: (to: Position) => void,
+  ): Promise<void> {
+    const had = recent.filter((b) => b.n <= from.block);
+    const { base, replaced } = await canonicalBase(had, (n) => hashAt(chain, n), from.block);
+    if (kind === "logs")
+      for (const block of replaced)
+        for (const log of block.logs ?? []) {
+          const index = Number(BigInt(log.logIndex ?? "0x0"));
+          if (block.n < from.block || index <= from.index) emit({ ...log, removed: true });
+        }
+    // What the client had above the fork is gone: the new chain's items from there on are all new to it.
+    if (replaced.length > 0) rewind({ block: base, index: WHOLE_BLOCK });
+    const head =
+      chain.head?.highest ??
+      Number(BigInt(String(await chain.pool.call({ method: "eth_blockNumber", params: [] }))));
+    // With no reorg, the cursor's own block may hold logs the client has not had yet.
+    const start = replaced.length > 0 ? base + 1 : kind === "logs" ? from.block : from.block + 1;
+    if (start > head) return;
+    if (kind === "newHeads") {
+      for (let n = start; n <= head; n++) {
+        const block = (await chain.pool.call({
+          method: "eth_getBlockByNumber",
+          params: [toHex(n), false],
+        })) as (Record<string, unknown> & { transactions?: unknown }) | null;
+        if (!block) break;
+        const { transactions: _omitted, ...header } = block;
+        emit(header);
+      }
+      return;
+    }
+    const logs = (await chain.pool.call({
+      method: "eth_getLogs",
+      params: [{ ...criteria, fromBlock: toHex(start), toBlock: toHex(head) }],
+    })) as Log[];
+    for (const log of logs)
+      if (logMatches(criteria, log as { address?: string; topics?: string[] })) emit(log);
+  }
+
+  /** Forgets streams unused for an hour (run periodically). */
+  async prune(): Promise<void> {
+    await this.store.db
+      .deleteFrom("subscription_streams")
+      .where("updated_at", "<", this.now() - STREAM_RETENTION_MS)
+      .execute();
+  }
+}
+
+async function hashAt(chain: Chain, n: number): Promise<string | null> {
+  const block = (await chain.pool.call({ method: "eth_getBlockByNumber", params: [toHex(n), false] })) as {
+    hash: string;
+  } | null;
+  return block?.hash ?? null;
+}
+
+/** What a stream sent lately, written to the store at most every few tens of milliseconds. */
+class StreamRecorder {
+  private dirty = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly id: string,
+    private recent: RecentBlock[],
+    private readonly now: () => number,
+  ) {}
+
+  note(kind: Kind, result: unknown): void {
+    const { number, hash, blockNumber, blockHash } = result as {
+      number?: string;
+      hash?: string;
+      blockNumber?: string;
+      blockHash?: string;
+    };
+    const n = Number(BigInt((kind === "newHeads" ? number : blockNumber) ?? "0x0"));
+    const h = (kind === "newHeads" ? hash : blockHash) ?? "";
+    let block = this.recent.at(-1);
+    if (block === undefined || block.n !== n || block.h !== h) {
+      block = kind === "logs" ? { n, h, logs: [] } : { n, h };
+      this.recent.push(block);
+      if (this.recent.length > STREAM_RECENT_BLOCKS) this.recent = this.recent.slice(-STREAM_RECENT_BLOCKS);
+    }
+    if (kind === "logs") block.logs!.push(result as Log);
+    this.schedule();
+  }
+
+  forget(n: number): void {
+    this.recent = this.recent.filter((b) => b.n < n);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.dirty) return;
+    this.dirty = true;
+    setTimeout(() => {
+      this.dirty = false;
+      void this.store.db
+        .updateTable("subscription_streams")
+        .set({ recent: JSON.stringify(this.recent), updated_at: this.now() })
+        .where("id", "=", this.id)
+        .execute()
+        .catch(() => {
+          // The store did not answer: the next block writes the stream again.
+        });
+    }, 20).unref();
+  }
+}
