@@ -42,7 +42,20 @@ export class ApiKeyStore {
         detail: { id, name, role },
       });
     });
+    await this.changed();
     return { id, key, role };
+  }
+
+  /** Every instance on the store (and this one) reads the keys again now, not at its next refresh. */
+  private async changed(): Promise<void> {
+    await this.store.bus.publish({ kind: "keys" }).catch(() => {
+      // The key rings' own refresh (twice a second) catches it up.
+    });
+  }
+
+  /** Called when any instance (or the CLI) changed the keys. */
+  onChange(listener: () => void): () => void {
+    return this.store.bus.on("keys", listener);
   }
 
   async list(): Promise<ApiKeyInfo[]> {
@@ -69,6 +82,7 @@ export class ApiKeyStore {
       }
       await appendAudit(trx, { apiKeyId: by, operation: "key.revoke", decision: "change", detail: { id } });
     });
+    await this.changed();
   }
 
   /** Active keys by hash: what the key ring holds in memory. */

@@ -16,26 +16,34 @@ export class KeyRing {
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
   private readonly listeners = new Set<(active: ReadonlySet<string>) => void>();
 
   constructor(
     private readonly store: ApiKeyStore,
     private readonly now: () => number = Date.now,
+    /** How often the keys are read again regardless of the bus (what makes a missed notification harmless). */
+    private readonly refreshMs: number = REFRESH_MS,
   ) {}
 
   /** Loads the keys, then re-reads them twice a second in the background (requests never wait for it). */
   async start(): Promise<void> {
     await this.fresh(0);
+    // A revocation anywhere reaches this ring at once; the refresh below is what makes it certain.
+    this.unsubscribe = this.store.onChange(() => {
+      this.fresh(0).catch(() => {});
+    });
     this.timer = setInterval(() => {
       this.fresh(0).catch(() => {
         // The store did not answer: the keys loaded last stay in force until it does.
       });
-    }, REFRESH_MS / 2);
+    }, this.refreshMs / 2);
     this.timer.unref();
   }
 
   stop(): void {
     clearInterval(this.timer);
+    this.unsubscribe?.();
   }
 
   /** Told the ids of the active keys after every read (what holds a revoked key's resources lets go). */

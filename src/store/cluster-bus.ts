@@ -8,7 +8,9 @@ export type ClusterEvent =
   /** Every unlock of a wallet ends (its password was being guessed: the wallet locked itself). */
   | { kind: "wallet-lock"; walletId: string }
   /** An instance served a new head for a chain: no instance answers below it. */
-  | { kind: "head"; chainId: number; head: number };
+  | { kind: "head"; chainId: number; head: number }
+  /** An API key was created or revoked (by any instance, or the CLI): every key ring reads the keys again. */
+  | { kind: "keys" };
 
 type Handler<K extends ClusterEvent["kind"]> = (event: Extract<ClusterEvent, { kind: K }>) => void;
 
