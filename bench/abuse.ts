@@ -27,6 +27,7 @@ const { child, url } = await startChaingateProcess({
   CHAINGATE_LOG_REQUESTS: "false",
   // The log flood is sent from anvil's own funded account.
   CHAINGATE_DEVNET_NODE_ACCOUNTS: "true",
+  CHAINGATE_MAX_ANSWER_MB_PER_SECOND: process.env.BENCH_ANSWER_MB ?? "16",
 });
 
 const rssMb = () => {

@@ -37,7 +37,12 @@ async function client(url: string) {
       waiting.set(id, resolve);
       socket.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
     });
-  return { socket, notes, call, close: () => new Promise((r) => (socket.once("close", r), socket.close())) };
+  const close = () =>
+    new Promise((resolve) => {
+      socket.once("close", resolve);
+      socket.close();
+    });
+  return { socket, notes, call, close };
 }
 
 const numberOf = (n: Notification) => Number(BigInt((n.result.number ?? n.result.blockNumber)!));
