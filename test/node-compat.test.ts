@@ -25,6 +25,7 @@ import {
   reasonReverterInitCode,
 } from "../src/test-support/evm-fixtures.js";
 import { type OtherNode, startGanache, startHardhat } from "../src/test-support/other-nodes.js";
+import { specCalls } from "../src/test-support/spec-calls.js";
 import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
 import { ok, PASSWORD, read, settled, waitFor } from "../src/test-support/token-helpers.js";
 
@@ -307,42 +308,8 @@ it("all 33 spec Native paths answer a result in front of Hardhat, and ethers rea
     maxPriorityFeePerGas: 1_000_000_000n,
   });
   expect((await native(rt, "personal_unlockAccount", [custody, PASSWORD, 600])).result).toBe(true);
-  const { blockHash, blockNumber } = emit;
-  const calls: Record<string, unknown[] | undefined> = {
-    eth_accounts: undefined,
-    eth_blockNumber: undefined,
-    eth_gasPrice: undefined,
-    eth_newBlockFilter: undefined,
-    eth_newPendingTransactionFilter: undefined,
-    eth_protocolVersion: undefined,
-    eth_syncing: undefined,
-    eth_call: [{ to: emitter }, "latest"],
-    eth_estimateGas: [{ from: DEV_ACCOUNT, to: emitter }, "latest"],
-    eth_getBalance: [DEV_ACCOUNT, "latest"],
-    eth_getBlockByHash: [blockHash, false],
-    eth_getBlockByNumber: [blockNumber, true],
-    eth_getBlockTransactionCountByHash: [blockHash],
-    eth_getBlockTransactionCountByNumber: [blockNumber],
-    eth_getCode: [emitter, "latest"],
-    eth_getFilterChanges: [logFilter],
-    eth_getFilterLogs: [logFilter],
-    eth_getLogs: [{ fromBlock: "0x0", toBlock: "latest", topics: [EMITTER_TOPIC] }],
-    eth_getStorageAt: [emitter, "0x0", "latest"],
-    eth_getTransactionByBlockHashAndIndex: [blockHash, "0x0"],
-    eth_getTransactionByBlockNumberAndIndex: [blockNumber, "0x0"],
-    eth_getTransactionByHash: [emit.transactionHash],
-    eth_getTransactionCount: [DEV_ACCOUNT, "latest"],
-    eth_getTransactionReceipt: [emit.transactionHash],
-    eth_getUncleByBlockHashAndIndex: [blockHash, "0x0"],
-    eth_getUncleByBlockNumberAndIndex: [blockNumber, "0x0"],
-    eth_getUncleCountByBlockHash: [blockHash],
-    eth_getUncleCountByBlockNumber: [blockNumber],
-    eth_newFilter: [{ fromBlock: "latest", topics: [EMITTER_TOPIC] }],
-    eth_sendRawTransaction: [raw],
-    eth_sendTransaction: [{ from: custody, to: DEV_ACCOUNT_2, value: "0x1" }],
-    eth_sign: [custody, "0xdeadbeef"],
-    eth_uninstallFilter: [filterForUninstall],
-  };
+  const { blockNumber } = emit;
+  const calls = specCalls({ emitter, logFilter, filterForUninstall, emit, raw, custody });
   const spec = METHODS.filter((m) => m.inSpec).map((m) => m.name);
   expect(Object.keys(calls).sort()).toEqual(spec.sort());
   const answers: Record<string, Envelope> = {};

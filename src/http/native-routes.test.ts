@@ -3,13 +3,13 @@ import { METHODS } from "../rpc/method-table.js";
 import { native, type Receipt, result, sendAndWait } from "../test-support/chain-helpers.js";
 import {
   DEV_ACCOUNT,
-  DEV_ACCOUNT_2,
   EMITTER_INIT_CODE,
   EMITTER_TOPIC,
   REVERTER_INIT_CODE,
   signedDevTransfer,
 } from "../test-support/evm-fixtures.js";
 import { openRpcValidator } from "../test-support/openrpc.js";
+import { specCalls } from "../test-support/spec-calls.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 const SPEC_PATHS = [
@@ -74,7 +74,6 @@ describe("Native paths against the embedded chain", () => {
   });
 
   it("every one of the 33 paths answers HTTP 200 with the node's result, valid against the standard", async () => {
-    const blockNumber = emit.blockNumber;
     const blockHash = emit.blockHash;
     const filterForUninstall = await result<string>(rt, "eth_newBlockFilter");
     const pendingNonce = await result<string>(rt, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]);
@@ -87,41 +86,7 @@ describe("Native paths against the embedded chain", () => {
     });
     const custody = (created.json as { address: string }[])[0]!.address;
     expect((await native(rt, "personal_unlockAccount", [custody, "native-pw", 600])).result).toBe(true);
-    const calls: Record<string, unknown[] | undefined> = {
-      eth_accounts: undefined,
-      eth_blockNumber: undefined,
-      eth_gasPrice: undefined,
-      eth_newBlockFilter: undefined,
-      eth_newPendingTransactionFilter: undefined,
-      eth_protocolVersion: undefined,
-      eth_syncing: undefined,
-      eth_call: [{ to: emitter }, "latest"],
-      eth_estimateGas: [{ from: DEV_ACCOUNT, to: emitter }, "latest"],
-      eth_getBalance: [DEV_ACCOUNT, "latest"],
-      eth_getBlockByHash: [blockHash, false],
-      eth_getBlockByNumber: [blockNumber, true],
-      eth_getBlockTransactionCountByHash: [blockHash],
-      eth_getBlockTransactionCountByNumber: [blockNumber],
-      eth_getCode: [emitter, "latest"],
-      eth_getFilterChanges: [logFilter],
-      eth_getFilterLogs: [logFilter],
-      eth_getLogs: [{ fromBlock: "0x0", toBlock: "latest", topics: [EMITTER_TOPIC] }],
-      eth_getStorageAt: [emitter, "0x0", "latest"],
-      eth_getTransactionByBlockHashAndIndex: [blockHash, "0x0"],
-      eth_getTransactionByBlockNumberAndIndex: [blockNumber, "0x0"],
-      eth_getTransactionByHash: [emit.transactionHash],
-      eth_getTransactionCount: [DEV_ACCOUNT, "latest"],
-      eth_getTransactionReceipt: [emit.transactionHash],
-      eth_getUncleByBlockHashAndIndex: [blockHash, "0x0"],
-      eth_getUncleByBlockNumberAndIndex: [blockNumber, "0x0"],
-      eth_getUncleCountByBlockHash: [blockHash],
-      eth_getUncleCountByBlockNumber: [blockNumber],
-      eth_newFilter: [{ fromBlock: "latest", topics: [EMITTER_TOPIC] }],
-      eth_sendRawTransaction: [raw],
-      eth_sendTransaction: [{ from: custody, to: DEV_ACCOUNT_2, value: "0x1" }],
-      eth_sign: [custody, "0xdeadbeef"],
-      eth_uninstallFilter: [filterForUninstall],
-    };
+    const calls = specCalls({ emitter, logFilter, filterForUninstall, emit, raw, custody });
     expect(Object.keys(calls).sort()).toEqual([...SPEC_PATHS].sort());
 
     const results: Record<string, unknown> = {};
