@@ -12,6 +12,8 @@ import type { SubscriptionHub } from "./subscription-hub.js";
 export const RESUME_MAX_BLOCKS = 1_024;
 /** Blocks a stream remembers (hashes, and for logs what it sent): how deep a reorg across a resume is undone. */
 export const STREAM_RECENT_BLOCKS = 64;
+/** Logs a stream keeps for reorgs across a resume (a busy contract's blocks are kept fewer). */
+export const STREAM_RECENT_LOGS = 2_000;
 /** A stream not used for this long is forgotten; its cursors are then refused. */
 export const STREAM_RETENTION_MS = 60 * 60_000;
 
@@ -254,6 +256,10 @@ class StreamRecorder {
       if (this.recent.length > STREAM_RECENT_BLOCKS) this.recent = this.recent.slice(-STREAM_RECENT_BLOCKS);
     }
     if (kind === "logs") block.logs!.push(result as Log);
+    // What a stream keeps is bounded in logs too, not only in blocks: the oldest blocks go first.
+    let kept = this.recent.reduce((sum, b) => sum + (b.logs?.length ?? 0), 0);
+    while (kept > STREAM_RECENT_LOGS && this.recent.length > 1)
+      kept -= this.recent.shift()!.logs?.length ?? 0;
     this.schedule();
   }
 

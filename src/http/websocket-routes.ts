@@ -121,6 +121,11 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
               }),
             ),
         );
+        // The socket may have closed while the missed items were replayed: nothing would unsubscribe it then.
+        if (socket.readyState !== socket.OPEN) {
+          hub.unsubscribe(subscription);
+          throw invalidRequest("the connection closed while the subscription was resumed");
+        }
         mine.add(subscription);
         return subscription;
       }
