@@ -135,6 +135,22 @@ export class CustodyAccounts {
     return { account, walletId: found.walletId, index: found.index };
   }
 
+  /**
+   * The signer for one call made with the address's password (geth's `personal_sign` third
+   * parameter): the password is checked and counted as an unlock's, and nothing stays unlocked.
+   */
+  async signerWithPassword(
+    owner: string | null,
+    address: string,
+    password: string,
+  ): Promise<{ account: LocalAccount; walletId: string; index: number }> {
+    if (password.length === 0) throw badRequest("PASSWORD_REQUIRED", "the password parameter is empty");
+    const found = await this.find(owner, address);
+    if (!found) throw unknownAccount();
+    const unlocked = await this.options.wallets.unlock(found.walletId, found.index, password, owner);
+    return { account: unlocked.account, walletId: found.walletId, index: found.index };
+  }
+
   /** For the tracker's fee bumps: an unattended address's signer, whoever owns it. */
   async unattendedSigner(address: string): Promise<LocalAccount | undefined> {
     const found = await this.find(null, address);

@@ -104,6 +104,33 @@ describe("chaingate as the signer of real client libraries", () => {
     expect(String(receipt.from).toLowerCase()).toBe(address.toLowerCase());
   });
 
+  it("web3.js personal.sign(data, address, password) on a locked address recovers to it; a wrong password is WRONG_PASSWORD and leaves it locked", async () => {
+    const { json } = await rt.post("/wallet", {
+      type: "KEYSTORE_V3",
+      password: PASSWORD,
+      address_quantity: 1,
+    });
+    const address = (json as { address: string }[])[0]!.address;
+    const web3 = new Web3(rt.url);
+    const signature = await web3.eth.personal.sign("hello from web3.js", address, PASSWORD);
+    expect(verifyMessage("hello from web3.js", signature).toLowerCase()).toBe(address.toLowerCase());
+    const wrong = await rt.post("/", {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "personal_sign",
+      params: ["0x01", address, "not the password"],
+    });
+    expect(wrong.json).toMatchObject({ error: { data: { code: "WRONG_PASSWORD" } } });
+    // The password was for that one signature: without it the address is still locked.
+    const after = await rt.post("/", {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "personal_sign",
+      params: ["0x01", address],
+    });
+    expect(after.json).toMatchObject({ error: { data: { code: "ACCOUNT_LOCKED" } } });
+  });
+
   it("cast send --unlocked --from a custody address is mined", async () => {
     const address = await custodyAddress(rt);
     const out = await cast([

@@ -65,9 +65,16 @@ export class SignerMethods {
         });
       case "personal_sign":
         return this.forNodeOr(chain, method, params, owner, params[1] as string, async () => {
-          const { account } = await this.messageSigner(chain, method, owner, params[1] as string, {
-            kind: "message",
-          });
+          // geth's optional third parameter: the password, for this signature only (web3.js sends it).
+          const password = params[2] as string | undefined;
+          const { account } = await this.messageSigner(
+            chain,
+            method,
+            owner,
+            params[1] as string,
+            { kind: "message" },
+            password,
+          );
           return account.signMessage({ message: messageOf(params[0] as string) });
         });
       case "eth_signTypedData_v4": {
@@ -113,8 +120,12 @@ export class SignerMethods {
     owner: string | null,
     address: string,
     facts: Parameters<PolicyGuard["message"]>[1],
+    password?: string,
   ) {
-    const signer = await this.options.accounts.signer(owner, address);
+    const signer =
+      password === undefined
+        ? await this.options.accounts.signer(owner, address)
+        : await this.options.accounts.signerWithPassword(owner, address, password);
     await this.options.guard.message(
       {
         apiKeyId: owner,

@@ -317,6 +317,13 @@ const SIGNER_METHODS: Row[] = [
     [
       req("message", Type.String({ title: "message", description: "hex bytes, or text" })),
       req("address", Address),
+      opt(
+        "password",
+        Type.String({
+          title: "password",
+          description: "the wallet's password, for this signature only (geth's optional third parameter)",
+        }),
+      ),
     ],
     "custody",
     "none",
