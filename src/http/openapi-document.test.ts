@@ -127,6 +127,24 @@ it("a bad operation field is named with the form it takes and an example", async
   );
 });
 
+it("a value outside a closed list is answered with every value allowed, on operations and REST routes alike", async () => {
+  const role = await rt.post("/list_all_members", { role: "OWNER" });
+  const roleMessage = (role.json as { error: { message: string } }).error.message;
+  expect(roleMessage).toContain('role must be one of "PARTICIPANT", "ISSUER", "AUDITOR"; got "OWNER"');
+  const state = await rt.post("/list_all_transports", { state: "done" });
+  const stateMessage = (state.json as { error: { message: string; data: { field: string } } }).error;
+  expect(stateMessage.message).toMatch(/state must be one of "[a-z_]+"(, "[a-z_]+")+; got "done"/);
+  expect(stateMessage.data.field).toBe("state");
+  const missing = await rt.post("/register_new_member", { chain_id: 1001, role: "ISSUER" });
+  expect((missing.json as { error: { message: string } }).error.message).toContain("name is missing");
+  // A REST route (validated by Fastify's schema): the same list, and what was sent.
+  const audit = await fetch(`${rt.url}/audit?decision=maybe`);
+  expect(audit.status).toBe(400);
+  expect((await audit.json()) as { detail: string }).toMatchObject({
+    detail: expect.stringContaining('decision must be one of "allowed", "denied", "change"; got "maybe"'),
+  });
+});
+
 it("/docs is branded as chaingate: its title, its icon and its logo", async () => {
   const page = await (await fetch(`${rt.url}/docs/`)).text();
   expect(page).toContain("<title>chaingate API</title>");

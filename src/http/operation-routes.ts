@@ -9,6 +9,7 @@ import { invalidParams } from "../errors/rpc-errors.js";
 import type { Operation } from "../operations/operation.js";
 import { errorText, readNativeRequest, resultText, salvageId } from "../rpc/envelope.js";
 import { RequestIdSchema, ResponseEnvelopeSchema } from "../rpc/envelope-schemas.js";
+import { explainValueError } from "../rpc/explain-invalid.js";
 import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
 import { ownerOf, requireAdmin } from "./access-control.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
@@ -37,20 +38,7 @@ function fieldName(path: string): string {
  */
 function explain(field: string, error: ValueError | undefined): string {
   const name = field === "" ? "params" : field;
-  if (error === undefined) return `${name}: is not valid`;
-  const description = (error.schema as { description?: unknown }).description;
-  if (typeof description !== "string") return `${name}: ${error.message}`;
-  const examples = (error.schema as { examples?: unknown }).examples;
-  const example =
-    Array.isArray(examples) && examples.length > 0 ? `, e.g. ${JSON.stringify(examples[0])}` : "";
-  if (error.value === undefined) return `${name} is missing: it takes ${description}${example}`;
-  let got: string;
-  try {
-    got = JSON.stringify(error.value) ?? String(error.value);
-  } catch {
-    got = String(error.value);
-  }
-  return `${name} is not valid: ${description}${example}; got ${got.length > 60 ? `${got.slice(0, 57)}...` : got}`;
+  return error === undefined ? `${name} is not valid` : explainValueError(name, error);
 }
 
 export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (app, options) => {

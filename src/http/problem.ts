@@ -54,6 +54,15 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: "INVALID_CONTENT_LENGTH",
 };
 
+/**
+ * One schema error as the answer's `errors` list shows it: where and which rule, never the value
+ * sent or the schemas (Ajv's verbose errors carry both, and a value may sit beside a password).
+ */
+function validationEntry(entry: unknown) {
+  const { instancePath, schemaPath, keyword, params, message } = entry as Record<string, unknown>;
+  return { instancePath, schemaPath, keyword, params, message };
+}
+
 /** Translates Fastify's own errors (validation, body limits) into ChaingateErrors at the boundary. */
 export function fromFastifyError(error: unknown, bodyLimit: number): unknown {
   if (error instanceof ChaingateError) return error;
@@ -66,7 +75,7 @@ export function fromFastifyError(error: unknown, bodyLimit: number): unknown {
   if (e.validation !== undefined) {
     return new ChaingateError(e.message ?? "request is not valid", {
       code: "VALIDATION_FAILED",
-      data: e.validation,
+      data: Array.isArray(e.validation) ? e.validation.map(validationEntry) : [],
     });
   }
   if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {

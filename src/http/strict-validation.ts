@@ -5,8 +5,16 @@ import type { FastifyInstance } from "fastify";
 export function useStrictValidation(app: FastifyInstance): void {
   // int32 is documentation for OpenAPI; the schemas' minimum/maximum already bound the value.
   const formats = { int32: true } as const;
-  const strict = new Ajv({ allErrors: true, coerceTypes: false, strict: false, useDefaults: false, formats });
-  const coercing = new Ajv({ allErrors: true, coerceTypes: true, strict: false, formats });
+  // verbose: a refusal says what was sent (validation-errors.ts); it costs nothing while a value is valid.
+  const strict = new Ajv({
+    allErrors: true,
+    coerceTypes: false,
+    strict: false,
+    useDefaults: false,
+    formats,
+    verbose: true,
+  });
+  const coercing = new Ajv({ allErrors: true, coerceTypes: true, strict: false, formats, verbose: true });
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === "body" ? strict.compile(schema) : coercing.compile(schema),
   );

@@ -46,23 +46,37 @@ export const BlockTag = Type.Union(
   ],
   { title: "block tag" },
 );
-export const BlockNumberOrTag = Type.Union([Quantity, BlockTag], {
+/**
+ * A block number as nodes read one: a signed 64-bit integer (geth's `BlockNumber`), so a larger one
+ * is refused here with chaingate's error rather than by the node in its own words.
+ */
+export const BlockNumber = Type.String({
+  pattern: "^0x(0|[1-9a-fA-F][0-9a-fA-F]{0,14}|[1-7][0-9a-fA-F]{15})$",
+  title: "block number",
+  description: "hex block number without leading zeros, at most 0x7fffffffffffffff",
+});
+export const BlockNumberOrTag = Type.Union([BlockNumber, BlockTag], {
   title: "block number or tag",
-  description: 'hex block number or "latest", "earliest", "pending", "safe", "finalized"',
+  description:
+    'hex block number (at most 0x7fffffffffffffff) or "latest", "earliest", "pending", "safe", "finalized"',
 });
 /** EIP-1898: a number, a tag, a hash, or an object naming either. */
 export const BlockSpecifier = Type.Union(
   [
-    Quantity,
+    BlockNumber,
     BlockTag,
     Hash32,
     Type.Object(
       { blockHash: Hash32, requireCanonical: Type.Optional(Type.Boolean()) },
       { additionalProperties: false },
     ),
-    Type.Object({ blockNumber: Quantity }, { additionalProperties: false }),
+    Type.Object({ blockNumber: BlockNumber }, { additionalProperties: false }),
   ],
-  { title: "block", description: "block number, tag, hash, or {blockHash} / {blockNumber} (EIP-1898)" },
+  {
+    title: "block",
+    description:
+      "block number (hex, at most 0x7fffffffffffffff), tag, hash, or {blockHash} / {blockNumber} (EIP-1898)",
+  },
 );
 
 const AccessList = Type.Array(Type.Object({ address: Address, storageKeys: Type.Array(Hash32) }));

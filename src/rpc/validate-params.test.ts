@@ -9,6 +9,9 @@ const hexChars = (min: number, max: number) =>
 const address = hexChars(40, 40).map((h) => `0x${h}`);
 const hash = hexChars(64, 64).map((h) => `0x${h}`);
 const quantity = fc.bigInt({ min: 0n, max: (1n << 256n) - 1n }).map((n) => `0x${n.toString(16)}`);
+/** Block numbers as nodes read them: signed 64-bit. */
+const MAX_BLOCK = (1n << 63n) - 1n;
+const blockNumber = fc.bigInt({ min: 0n, max: MAX_BLOCK }).map((n) => `0x${n.toString(16)}`);
 const blockTag = fc.constantFrom("latest", "earliest", "pending", "safe", "finalized");
 
 const validate = (name: string) => compileParams(METHODS_BY_NAME.get(name)!);
@@ -27,7 +30,7 @@ describe("parameter validation", () => {
   it("accepts every well-formed eth_getBalance call and fills the block default", () => {
     const check = validate("eth_getBalance");
     fc.assert(
-      fc.property(address, fc.option(fc.oneof(quantity, blockTag, hash), { nil: undefined }), (a, b) => {
+      fc.property(address, fc.option(fc.oneof(blockNumber, blockTag, hash), { nil: undefined }), (a, b) => {
         const out = check(b === undefined ? [a] : [a, b]);
         expect(out).toEqual([a, b ?? "latest"]);
       }),
@@ -47,6 +50,43 @@ describe("parameter validation", () => {
         },
       ),
     );
+  });
+
+  it("refuses a block number past 64 bits with chaingate's error, naming the limit, before any node sees it", () => {
+    for (const name of ["eth_getBalance", "eth_getBlockByNumber"]) {
+      const check = validate(name);
+      fc.assert(
+        // 64 hex digits read as a block hash (EIP-1898), which is valid.
+        fc.property(
+          quantity.filter((q) => q.length < 66),
+          (n) => {
+            const params = name === "eth_getBalance" ? [`0x${"1".repeat(40)}`, n] : [n];
+            const error = rejection(() => check(params));
+            expect(error === undefined).toBe(BigInt(n) <= MAX_BLOCK);
+            if (error) {
+              expect(error.rpcCode).toBe(-32602);
+              expect(error.code).toBe("INVALID_PARAMS");
+            }
+          },
+        ),
+      );
+      expect(
+        rejection(() =>
+          check(
+            name === "eth_getBalance"
+              ? [`0x${"1".repeat(40)}`, "0x8000000000000000"]
+              : ["0x8000000000000000"],
+          ),
+        )?.message,
+      ).toContain("0x7fffffffffffffff");
+    }
+  });
+
+  it("a closed list of values is named in full when the value is not one of them", () => {
+    const check = validate("eth_getBlockByNumber");
+    const error = rejection(() => check(["newest"]));
+    expect(error?.message).toContain('got "newest"');
+    expect(error?.message).toContain('"latest"');
   });
 
   it("rejects quantities with leading zeros, as nodes do", () => {

@@ -2,7 +2,11 @@
 import type { TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { invalidParams } from "../errors/rpc-errors.js";
+import { allowedValues, explainValueError, preview } from "./explain-invalid.js";
 import type { MethodSpec } from "./method-table.js";
+
+/** A parameter whose value is never repeated back (personal_unlockAccount's and personal_sign's password). */
+const SECRET_PARAM = /password/i;
 
 export type ParamsValidator = (params: unknown) => unknown[];
 
@@ -10,16 +14,6 @@ function describe(schema: TSchema): string {
   return (
     (schema.description as string | undefined) ?? (schema.title as string | undefined) ?? "a valid value"
   );
-}
-
-function preview(value: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = String(value);
-  }
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
 export function shapeOf(spec: MethodSpec): string {
@@ -57,10 +51,18 @@ export function compileParams(spec: MethodSpec): ParamsValidator {
       const check = checks[i]!;
       if (!check.Check(value)) {
         const first = check.Errors(value).First();
-        const inner = first && first.path !== "" ? ` (at ${first.path}: ${first.message})` : "";
-        throw fail(
-          `params[${i}] (${param.name}) must be ${describe(param.schema)}${inner}; got ${preview(value)}`,
-        );
+        const allowed = allowedValues(param.schema);
+        const must =
+          allowed === undefined
+            ? describe(param.schema)
+            : `one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`;
+        // Inside an object: the field, what was sent there and what it takes.
+        const inner =
+          first && first.path !== ""
+            ? ` (${explainValueError(first.path.slice(1).replaceAll("/", "."), first)})`
+            : "";
+        const got = SECRET_PARAM.test(param.name) ? "" : `; got ${preview(value, 80)}`;
+        throw fail(`params[${i}] (${param.name}) must be ${must}${inner}${got}`);
       }
       out.push(value);
     }
