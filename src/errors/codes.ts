@@ -347,6 +347,12 @@ export const ERROR_CODES = {
     meaning: "no ACTIVE member is registered on the destination chain",
   },
   SAME_CHAIN: { ...BAD, meaning: "a transport's destination is its source chain" },
+  RECEIVER_NOT_CONTRACT: {
+    status: 422,
+    rpc: RPC_INVALID_PARAMS,
+    meaning:
+      "a transport with data or a message names a receiver with no code on the destination chain; `data.field` names it",
+  },
   TOKEN_NOT_FOUND: { ...BAD, meaning: "no contract at the token address on that chain" },
   TOKEN_NOT_TRANSPORTABLE: { ...REJECTED, meaning: "the token was not created by chaingate's endpoint" },
   TOKEN_ID_NOT_FOUND: { ...REJECTED, meaning: "the ERC721 token id does not exist" },

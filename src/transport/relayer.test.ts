@@ -2,6 +2,7 @@ import { type Abi, encodeEventTopics, type Hex } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { BridgeERC20, MessageEndpoint } from "../contracts/artifacts.generated.js";
 import { nodeCall, receiptOf, result } from "../test-support/chain-helpers.js";
+import { REVERTER_INIT_CODE } from "../test-support/evm-fixtures.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { newWallet, ok, PASSWORD, read, transport } from "../test-support/token-helpers.js";
@@ -17,6 +18,7 @@ describeEachStore("the relayer delivers at most once", (target) => {
   let rt: TestRuntime;
   let wallet: { id: string; address: Hex };
   let token: string;
+  let refuser: string;
 
   const relayer = () =>
     new Relayer({
@@ -83,6 +85,15 @@ describeEachStore("the relayer delivers at most once", (target) => {
     });
     await receiptOf(rt, created.tx_hash as string);
     token = created.address as string;
+    // A receiver on 1002 that refuses every call (a receiver without code is refused before signing).
+    const deployed = await ok(rt, "deploy_new_contract", {
+      wallet_id: wallet.id,
+      password: PASSWORD,
+      chain_id: 1002,
+      bytecode: REVERTER_INIT_CODE,
+    });
+    await receiptOf(rt, deployed.tx_hash as string, "?chain_id=1002");
+    refuser = deployed.address as string;
   }, 60_000);
   afterAll(async () => rt?.close());
 
@@ -128,12 +139,12 @@ describeEachStore("the relayer delivers at most once", (target) => {
   });
 
   it("a delivery the destination refuses fails with the reason and is not retried", async () => {
-    // A message to an address with no code: onMessage cannot be called, the delivery reverts.
+    // A message to a contract that reverts every call: the delivery reverts.
     const sent = await ok(rt, "transport_arbitrary_message", {
       wallet_id: wallet.id,
       password: PASSWORD,
       destination_chain_id: 1002,
-      destination: "0x00000000000000000000000000000000000000bb",
+      destination: refuser,
       payload: "0x01",
     });
     await receiptOf(rt, sent.tx_hash as string);
@@ -149,12 +160,12 @@ describeEachStore("the relayer delivers at most once", (target) => {
   it("a token transport the destination refuses is cancelled there and its tokens go back to the sender", async () => {
     const abi = BridgeERC20.abi as Abi;
     const before = (await read(rt, 1001, token, abi, "balanceOf", [wallet.address])) as bigint;
-    // Data for a recipient without code: the callback cannot run, so the destination refuses it.
+    // Data for a recipient whose callback reverts: the destination refuses it.
     const sent = await ok(rt, "transport_token_with_data", {
       wallet_id: wallet.id,
       password: PASSWORD,
       token,
-      to: "0x00000000000000000000000000000000000000cc",
+      to: refuser,
       amount: "7",
       destination_chain_id: 1002,
       data: "0x01",
@@ -170,9 +181,7 @@ describeEachStore("the relayer delivers at most once", (target) => {
     expect((await receiptOf(rt, row!.refund_tx_hash!)).status).toBe("0x1");
     // Back with the sender, nothing on the destination, and the id closed there for good.
     expect(await read(rt, 1001, token, abi, "balanceOf", [wallet.address])).toBe(before);
-    expect(
-      await read(rt, 1002, token, abi, "balanceOf", ["0x00000000000000000000000000000000000000cc"]),
-    ).toBe(0n);
+    expect(await read(rt, 1002, token, abi, "balanceOf", [refuser])).toBe(0n);
     expect(
       await read(rt, 1002, rt.system!.endpoint, MessageEndpoint.abi as Abi, "executed", [1001n, id]),
     ).toBe(true);

@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { encodeFunctionData, type Hex, keccak256, toHex } from "viem";
 import { MessageEndpoint } from "../contracts/artifacts.generated.js";
+import { codeAt } from "../contracts/chain-calls.js";
 import type { SystemContracts } from "../contracts/system-contracts.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { unknownChain } from "../errors/rpc-errors.js";
@@ -46,6 +47,14 @@ export class TransportService {
     owner: string | null,
   ): Promise<TransportReceipt> {
     await this.checkDestination(signer, input.destinationChainId);
+    if (input.data !== "0x")
+      await this.checkReceiver(
+        input.destinationChainId,
+        input.to,
+        "to",
+        "onTokenTransport",
+        "transport without data",
+      );
     const standard = await this.options.tokens.standardOf(signer.chain, input.token);
     if ((standard === "ERC20") !== (input.amount !== undefined)) {
       throw new ChaingateError(
@@ -103,6 +112,7 @@ export class TransportService {
     owner: string | null,
   ): Promise<TransportReceipt> {
     await this.checkDestination(signer, input.destinationChainId);
+    await this.checkReceiver(input.destinationChainId, input.destination, "destination", "onMessage");
     const id = toHex(randomBytes(32));
     const submitted = await this.options.tokens.submit(signer, {
       to: this.options.system().endpoint,
@@ -157,6 +167,28 @@ export class TransportService {
         code: "DESTINATION_NOT_MEMBER",
       });
     }
+  }
+
+  /**
+   * A receiver that is called on delivery must be a contract there now: an address without code
+   * would take the source burn and revert every delivery, found out only after the gas is spent.
+   * (Code deployed after this check still delivers: the relayer retries a revert until refused.)
+   */
+  private async checkReceiver(
+    destinationChainId: number,
+    receiver: Hex,
+    field: string,
+    callback: string,
+    instead?: string,
+  ): Promise<void> {
+    const chain = this.options.chains.get(destinationChainId)!;
+    if ((await codeAt(chain, receiver)) !== "0x") return;
+    throw new ChaingateError(
+      `${field} ${receiver} has no code on chain ${destinationChainId}: delivery calls ${callback}(...) on it, ` +
+        `which only a contract answers, so it would revert. Deploy the receiving contract there first` +
+        `${instead ? `, or ${instead}` : ""}`,
+      { code: "RECEIVER_NOT_CONTRACT", data: { field, chain_id: destinationChainId } },
+    );
   }
 
   /** The relayer may have seen the event first (it inserts from the chain): either order ends in one row. */

@@ -19,6 +19,15 @@ const ERC721 = BridgeERC721.abi as Abi;
 const PROBE = TransportProbe.abi as Abi;
 const RECIPIENT_1002 = "0x000000000000000000000000000000000000bEEF";
 
+/** Transports recorded, all kinds and states. */
+async function transportCount(rt: TestRuntime): Promise<number> {
+  const row = await rt.store.db
+    .selectFrom("transports")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /** How many times the destination endpoint executed a transport: MessageDelivered events with its id. */
 async function deliveries(rt: TestRuntime, id: string): Promise<number> {
   const topics = encodeEventTopics({
@@ -364,11 +373,10 @@ describeEachStore("members, tokens and transports on the embedded chains 1001 an
       return settled(rt, sent.transport_id as string, 120_000);
     };
     const probe = deployed.address as string;
-    const [text, panic, custom, nobody] = await Promise.all([
+    const [text, panic, custom] = await Promise.all([
       send(probe, "0xe1"),
       send(probe, "0xe2"),
       send(probe, "0xe3"),
-      send("0x00000000000000000000000000000000000000dd", "0xe1"),
     ]);
     expect(text).toMatchObject({
       state: "failed",
@@ -386,8 +394,26 @@ describeEachStore("members, tokens and transports on the embedded chains 1001 an
       error: `delivery refused: execution reverted: custom error ${selector} (undecoded; see revert_data)`,
       revert_data: `${selector}${(7).toString(16).padStart(64, "0")}`,
     });
-    expect(nobody).toMatchObject({ state: "failed", error: "delivery refused: reverted without a reason" });
     expect(await read(rt, 1002, probe, PROBE, "messages")).toBe(0n);
+    // A receiver with no code could only revert: refused before anything is signed, saying why.
+    const before = await transportCount(rt);
+    for (const [path, fields] of [
+      [
+        "transport_arbitrary_message",
+        { destination: "0x00000000000000000000000000000000000000dd", payload: "0xe1" },
+      ],
+      [
+        "transport_token_with_data",
+        { token: probe, to: "0x00000000000000000000000000000000000000dd", amount: "1", data: "0x01" },
+      ],
+    ] as const) {
+      const refused = await op(rt, path, { ...signer(), destination_chain_id: 1002, ...fields });
+      expect(refused.error?.data?.code, path).toBe("RECEIVER_NOT_CONTRACT");
+      expect(refused.error?.message).toMatch(
+        /0x0+dd has no code on chain 1002: delivery calls on(Message|TokenTransport)/,
+      );
+    }
+    expect(await transportCount(rt)).toBe(before);
   }, 300_000);
 
   it("answers bad input with -32602 naming the field, and wallet errors with their codes", async () => {
