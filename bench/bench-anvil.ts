@@ -98,6 +98,8 @@ export function startGatewayProcess(
   upstream: string,
   dataDir: string,
   started: ChildProcess[] = [],
+  /** Environment over the bench's own (`{ CHAINGATE_LOG_REQUESTS: "true" }`: the default configuration). */
+  env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; url: string }> {
   // Node's flags as `npm start` gives them (the memory bounds), then BENCH_GATEWAY_NODE_ARGS: extra
   // flags for chaingate only (e.g. "--cpu-prof" to profile it).
@@ -112,7 +114,9 @@ export function startGatewayProcess(
       CHAINGATE_LOG_REQUESTS: "false",
       CHAINGATE_DATA_DIR: dataDir,
       CHAINGATE_UPSTREAMS: upstream,
+      ...env,
     },
+    // Read to the end by urlFromOutput, as a log collector would: the access log's cost is in the run.
     stdio: ["ignore", "pipe", "pipe"],
   });
   started.push(child);

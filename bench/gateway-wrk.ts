@@ -9,7 +9,10 @@
  *   1 connection over anvil direct;
  * - CPU milliseconds per request of each process, read from /proc;
  * - chaingate's peak RSS over those cases, and apart from it its peak over BENCH_FULL_SECONDS (40)
- *   more of distinct reads, long enough to fill the response cache.
+ *   more of distinct reads, long enough to fill the response cache;
+ * - the default configuration (every request in the access log) beside the fastest documented one
+ *   (`--log-requests false`, which the cases above use): cache hits and forwarded reads, taken in
+ *   turn, BENCH_ROUNDS (2) rounds each, the #35 target (>= 0.9) on the sums.
  * Run: npm run bench:gateway-wrk   (installs Debian's wrk when missing; writes bench/results/gateway-wrk-<timestamp>.json)
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -22,6 +25,10 @@ import { DEV, startBenchAnvil, startGatewayProcess } from "./bench-anvil.js";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /** The last phase's length: long enough for distinct reads to fill the default 32 MiB response cache. */
 const FULL_SECONDS = Number(process.env.BENCH_FULL_SECONDS ?? 40);
+/** Alternations of the default and the tuned configuration (the machine's speed drifts between runs). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/** BENCH_CASES=config: only the default-vs-tuned comparison (a quick check of the #35 target). */
+const ONLY_CONFIG = process.env.BENCH_CASES === "config";
 const TICKS = 100; // clock ticks per second in /proc/<pid>/stat (USER_HZ on Linux)
 
 function ensureWrk(): string {
@@ -226,6 +233,12 @@ try {
   const gateway = await startGatewayProcess(anvil.url, join(dir, "direct"), children);
   const gatewayFar = await startGatewayProcess(far.url, join(dir, "far"), children);
   const gatewayNear = await startGatewayProcess(near.url, join(dir, "near"), children);
+  // The configuration `npm start` gives (requests logged), and beside it a tuned one with the same
+  // history (the response cache's fill changes a distinct read's cost).
+  const gatewayDefault = await startGatewayProcess(anvil.url, join(dir, "default"), children, {
+    CHAINGATE_LOG_REQUESTS: "true",
+  });
+  const gatewayTuned = await startGatewayProcess(anvil.url, join(dir, "tuned"), children);
   // A constant reply is only a ceiling for an answer of the same size (a block is ~1.5 KB).
   const cachedAnswer = await (
     await fetch(gateway.url, {
@@ -258,17 +271,19 @@ try {
   const constant = script("constant", [], false);
   // Warm the caches and the JITs.
   await run("warm-up", "chaingate", gateway.url, hit, 8, pids);
-  for (const c of [1, 32]) {
+  for (const c of ONLY_CONFIG ? [] : [1, 32]) {
     results.push(await run("constant reply", "ceiling", ceiling.url, constant, c, pids));
     results.push(await run("cache hit", "chaingate", gateway.url, hit, c, pids));
     results.push(await run("forwarded, distinct", "anvil", anvil.url, distinct(), c, pids));
     results.push(await run("forwarded, distinct", "forwarder", forwarder.url, distinct(), c, pids));
     results.push(await run("forwarded, distinct", "chaingate", gateway.url, distinct(), c, pids));
   }
-  for (const [label, node, gw] of [
-    ["1 ms", near, gatewayNear],
-    ["5 ms", far, gatewayFar],
-  ] as const) {
+  for (const [label, node, gw] of ONLY_CONFIG
+    ? []
+    : ([
+        ["1 ms", near, gatewayNear],
+        ["5 ms", far, gatewayFar],
+      ] as const)) {
     // This case's own chaingate, and the proxy that plays the distant node.
     const these = { chaingate: gw.child.pid!, anvil: anvilPid, forwarder: node.child.pid! };
     await run("warm-up", "chaingate", gw.url, hit, 8, these);
@@ -276,25 +291,48 @@ try {
     results.push(await run(`cache hit, node ${label} away`, "chaingate", gw.url, hit, 32, these));
   }
   clearInterval(sampler);
-  // Memory once the response cache is full: the cases above are too short to fill it. Distinct
-  // reads for FULL_SECONDS, the peak RSS of that phase reported on its own.
-  const fullSampler = setInterval(() => {
-    peakRssCacheFull = Math.max(peakRssCacheFull, rssMb(gateway.child.pid!));
-  }, 100);
-  results.push(
-    await run(
-      "forwarded, distinct, cache filling",
-      "chaingate",
-      gateway.url,
-      distinct(),
-      32,
-      pids,
-      FULL_SECONDS,
-    ),
-  );
-  clearInterval(fullSampler);
-  const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
-  cacheEntries = Number(/^chaingate_cache_entries (\d+)/m.exec(metrics)?.[1] ?? Number.NaN);
+  // Default vs tuned, in turn (ABBA: a drift of the machine's speed falls on both alike): the same
+  // cases, the same client, the same anvil.
+  const both = { default: gatewayDefault.child.pid!, tuned: gatewayTuned.child.pid!, anvil: anvilPid };
+  // Both cases warmed on both (a cold first case cost the one measured first 30%).
+  for (const [target, gw] of [
+    ["default", gatewayDefault],
+    ["tuned", gatewayTuned],
+  ] as const) {
+    await run("warm-up", target, gw.url, hit, 32, both);
+    await run("warm-up", target, gw.url, distinct(), 32, both);
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    const pair = [
+      ["default", gatewayDefault],
+      ["tuned", gatewayTuned],
+    ] as const;
+    for (const [target, gw] of round % 2 === 0 ? pair : [...pair].reverse()) {
+      results.push(await run("config: cache hit", target, gw.url, hit, 32, both));
+      results.push(await run("config: forwarded, distinct", target, gw.url, distinct(), 32, both));
+    }
+  }
+  if (!ONLY_CONFIG) {
+    // Memory once the response cache is full: the cases above are too short to fill it. Distinct
+    // reads for FULL_SECONDS, the peak RSS of that phase reported on its own.
+    const fullSampler = setInterval(() => {
+      peakRssCacheFull = Math.max(peakRssCacheFull, rssMb(gateway.child.pid!));
+    }, 100);
+    results.push(
+      await run(
+        "forwarded, distinct, cache filling",
+        "chaingate",
+        gateway.url,
+        distinct(),
+        32,
+        pids,
+        FULL_SECONDS,
+      ),
+    );
+    clearInterval(fullSampler);
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    cacheEntries = Number(/^chaingate_cache_entries (\d+)/m.exec(metrics)?.[1] ?? Number.NaN);
+  }
 } finally {
   for (const child of children) child.kill("SIGTERM");
   await anvil.stop();
@@ -309,7 +347,16 @@ const versus = (ours: string, [theirs, baseline]: [string, string], c: number, t
   ratio: ratio(find(ours, "chaingate", c), find(theirs, baseline, c)),
   target,
 });
+/** The default configuration's rate over the tuned one's, summed over the rounds. */
+const defaultVersusTuned = (name: string) => {
+  const sum = (target: string) =>
+    results.filter((r) => r.name === name && r.target === target).reduce((total, r) => total + r.rps, 0);
+  const tuned = sum("tuned");
+  return { ratio: tuned > 0 ? Math.round((sum("default") / tuned) * 100) / 100 : null, target: ">= 0.9" };
+};
 const targets = {
+  default_vs_log_requests_false_cache_hit_32: defaultVersusTuned("config: cache hit"),
+  default_vs_log_requests_false_forwarded_32: defaultVersusTuned("config: forwarded, distinct"),
   cache_hit_vs_ceiling_32: versus("cache hit", ["constant reply", "ceiling"], 32, ">= 0.9"),
   cache_hit_vs_node_5ms_32: versus("cache hit, node 5 ms away", ["node 5 ms away", "node"], 32, ">= 10"),
   // What any Node server can reach behind that node on these cores: the constant reply's own multiple

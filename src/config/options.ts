@@ -407,7 +407,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     key: "logRequests",
     env: "CHAINGATE_LOG_REQUESTS",
     flag: "--log-requests",
-    help: "log every request and response at info (off for maximum throughput)",
+    help: "one access-log line per request at info, written in batches (false: none)",
     defaultText: "true",
     parse: boolean,
   },

@@ -264,3 +264,37 @@ describe("node reads on POST / under the read rate limit", () => {
     expect(text).toContain("chaingate_http_fast_path_answers_total 20\n");
   });
 });
+
+describe("node reads on POST / with the default configuration (requests logged)", () => {
+  let rt: TestRuntime;
+  const logLines: string[] = [];
+  beforeAll(async () => {
+    rt = await startTestRuntime({ logLines });
+  });
+  afterAll(async () => rt?.close());
+
+  it("the fast path answers, and every request, fast or full path, has one access-log line", async () => {
+    const before = await fastAnswers(rt);
+    const chainId = await post(rt.url, "/", { ...json, "x-request-id": "fast-1" }, call("eth_chainId", []));
+    expect(JSON.parse(chainId.text)).toMatchObject({ result: "0x3e9" });
+    expect(await fastAnswers(rt)).toBe(before + 1);
+    // A call the fast path hands on, and a REST route.
+    await post(rt.url, "/", { ...json, "x-request-id": "full-1" }, call("eth_accounts", []));
+    await fetch(`${rt.url}/readyz`, { headers: { "x-request-id": "full-2" } });
+
+    const lineOf = (id: string) =>
+      logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.reqId === id);
+    expect(
+      await waitUntil(() => ["fast-1", "full-1", "full-2"].every((id) => lineOf(id).length > 0), 10_000),
+    ).toBe(true);
+    expect(lineOf("fast-1")).toEqual([
+      expect.objectContaining({ msg: "request", rpc: "eth_chainId", res: { statusCode: 200 } }),
+    ]);
+    expect(lineOf("full-1")).toEqual([
+      expect.objectContaining({ msg: "request", req: expect.objectContaining({ method: "POST", url: "/" }) }),
+    ]);
+    expect(lineOf("full-2")).toEqual([
+      expect.objectContaining({ req: expect.objectContaining({ method: "GET", url: "/readyz" }) }),
+    ]);
+  });
+});

@@ -5,6 +5,7 @@ import { Readable } from "node:stream";
 import type { FastifyServerFactory } from "fastify";
 import type { Logger } from "pino";
 import type { KeyRing, Tenant } from "../auth/key-ring.js";
+import type { AccessLog } from "../logging/access-log.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
 import { readRpcRequest, resultAnswer } from "../rpc/envelope.js";
@@ -26,6 +27,8 @@ export interface FastPathOptions {
   maxResponseBytes: number;
   /** Where an unexpected error in a call is written (the full path writes it to the request's log). */
   logger: Logger;
+  /** Where each answered request's line goes; none while requests are not logged. */
+  accessLog?: AccessLog | undefined;
 }
 
 /** Larger bodies go the whole way: a call the cache can answer is a few hundred bytes. */
@@ -54,7 +57,7 @@ export function bodyStream<T extends Readable>(request: IncomingMessage, payload
  * key known without a database read, or without keys a Host the browser guard accepts and no
  * Origin; a place under the key's requests in flight; a read token). Everything else, and anything
  * refused, goes to Fastify unchanged, with the body already read, so every refusal keeps its one
- * shape and place. Off while requests are logged.
+ * shape and place. Each answer writes its access-log line as the full path's would, with the method.
  */
 export class ReadFastPath {
   constructor(private readonly options: FastPathOptions) {}
@@ -148,7 +151,7 @@ export class ReadFastPath {
     const cached = dispatcher.cachedAnswer(chain, call.method, call.params);
     const hit = cached === undefined ? undefined : resultAnswer(id, cached);
     if (hit !== undefined && hit.byteLength <= maxResponseBytes) {
-      this.write(request, response, hit.text, started, hit.byteLength);
+      this.write(request, response, call.method, tenant, hit.text, started, hit.byteLength);
       return true;
     }
     const context = {
@@ -159,13 +162,15 @@ export class ReadFastPath {
       maxResponseBytes,
       logUnexpected: (error) =>
         this.options.logger.error({ err: error }, "unexpected error in JSON-RPC call"),
-    }).then((answer) => this.write(request, response, answer, started));
+    }).then((answer) => this.write(request, response, call.method, tenant, answer, started));
     return true;
   }
 
   private write(
     request: IncomingMessage,
     response: ServerResponse,
+    method: string,
+    tenant: Tenant | null,
     text: string,
     started: number,
     byteLength = Buffer.byteLength(text),
@@ -173,13 +178,21 @@ export class ReadFastPath {
     // The caller went away while the node answered: nothing to write to.
     if (response.destroyed || response.headersSent) return;
     const given = request.headers["x-request-id"];
-    response.writeHead(200, {
-      "content-type": JSON_TYPE,
-      "content-length": byteLength,
-      "x-request-id": typeof given === "string" && given !== "" ? given : randomUUID(),
-    });
+    const id = typeof given === "string" && given !== "" ? given : randomUUID();
+    response.writeHead(200, { "content-type": JSON_TYPE, "content-length": byteLength, "x-request-id": id });
     response.end(text);
-    this.options.metrics.observeFastAnswer("/", (performance.now() - started) / 1000);
+    const ms = performance.now() - started;
+    this.options.metrics.observeFastAnswer("/", ms / 1000);
+    this.options.accessLog?.record({
+      id,
+      method: "POST",
+      url: "/",
+      status: 200,
+      ms,
+      remoteAddress: request.socket.remoteAddress,
+      key: tenant?.keyId,
+      rpc: method,
+    });
   }
 }
 

@@ -51,7 +51,12 @@ export async function startTestRuntime(
     },
   });
   const logger = options.logLines
-    ? createLogger("debug", { write: (line: string) => void options.logLines!.push(line) })
+    ? // The access log writes its lines in batches: one entry a line.
+      createLogger("debug", {
+        write: (text: string) => {
+          for (const line of text.split("\n")) if (line !== "") options.logLines!.push(line);
+        },
+      })
     : pino({ level: "silent" });
   let runtime: Awaited<ReturnType<typeof startChaingate>>;
   try {

@@ -4,6 +4,7 @@ import { ethers } from "ethers";
 import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { result } from "../test-support/chain-helpers.js";
+import { waitUntil } from "../test-support/cli.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import type { WalletRecord } from "./wallet-service.js";
@@ -267,8 +268,9 @@ describeEachStore("wallets over HTTP", (target) => {
     for (const secret of secrets) expect(stored.includes(secret), "store holds a secret").toBe(false);
 
     await rt.wallets.unlock(records[0]!.id, 0, "wrong password here").catch(() => {});
+    // The access log writes in batches: wait for the wallet requests' lines.
+    expect(await waitUntil(() => logLines.some((l) => l.includes('"url":"/wallet"')), 10_000)).toBe(true);
     const logs = logLines.join("\n");
-    expect(logs).toMatch(/"url":"\/wallet"/);
     for (const secret of [...secrets, "wrong password here"])
       expect(logs.includes(secret), "log holds a secret").toBe(false);
   });

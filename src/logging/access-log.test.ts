@@ -1,0 +1,104 @@
+/** The access log: one pino-shaped line per request, secrets out of URLs, written in batches and on close. */
+import fc from "fast-check";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { waitUntil } from "../test-support/cli.js";
+import { type AccessEntry, AccessLog } from "./access-log.js";
+import { createLogger } from "./create-logger.js";
+
+function capture(options?: ConstructorParameters<typeof AccessLog>[1]) {
+  const writes: string[] = [];
+  const log = new AccessLog({ write: (text: string) => void writes.push(text) }, options);
+  const lines = () =>
+    writes
+      .join("")
+      .split("\n")
+      .filter((l) => l !== "");
+  return { log, writes, lines };
+}
+
+const entry: AccessEntry = {
+  id: "req-1",
+  method: "POST",
+  url: "/",
+  status: 200,
+  ms: 0.123456,
+  remoteAddress: "127.0.0.1",
+  key: "k_1",
+  rpc: "eth_chainId",
+};
+
+describe("AccessLog", () => {
+  it("writes one JSON line a request in pino's shape, with the request's fields", () => {
+    const { log, lines } = capture();
+    log.record(entry);
+    log.flush();
+    const [line] = lines().map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(line).toMatchObject({
+      level: 30,
+      pid: process.pid,
+      reqId: "req-1",
+      req: { method: "POST", url: "/", remoteAddress: "127.0.0.1" },
+      res: { statusCode: 200 },
+      responseTime: 0.123,
+      key: "k_1",
+      rpc: "eth_chainId",
+      msg: "request",
+    });
+    expect(typeof line!.time).toBe("number");
+  });
+
+  it("holds lines until the batch is full, then writes them in one write", () => {
+    const { log, writes, lines } = capture({ flushBytes: 2000, flushMs: 60_000 });
+    for (let i = 0; i < 3; i++) log.record(entry);
+    expect(writes).toEqual([]);
+    for (let i = 0; i < 10; i++) log.record(entry);
+    // About 220 bytes a line: 2,000 bytes hold several, and a write is whole lines.
+    expect(writes.length).toBeGreaterThanOrEqual(1);
+    expect(writes.length).toBeLessThanOrEqual(3);
+    for (const text of writes) expect(text.endsWith("\n")).toBe(true);
+    log.flush();
+    expect(lines().length).toBe(13);
+  });
+
+  it("writes what it holds after the interval, without being asked", async () => {
+    const { log, lines } = capture({ flushMs: 20 });
+    log.record(entry);
+    expect(await waitUntil(() => lines().length === 1, 10_000)).toBe(true);
+  });
+
+  it("writes a line longer than its batch whole, after the lines held, and non-ASCII URLs intact", () => {
+    const { log, lines } = capture({ flushBytes: 1000, flushMs: 60_000 });
+    log.record(entry);
+    log.record({ ...entry, id: "long", url: `/${"é".repeat(2000)}` });
+    log.record({ ...entry, id: "after" });
+    log.flush();
+    const parsed = lines().map((l) => JSON.parse(l) as { reqId: string; req: { url: string } });
+    expect(parsed.map((l) => l.reqId)).toEqual(["req-1", "long", "after"]);
+    expect(parsed[1]!.req.url).toBe(`/${"é".repeat(2000)}`);
+  });
+
+  it("redacts secret-looking query parameters and keeps any URL a single line", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), (path, secret) => {
+        const { log, lines } = capture();
+        log.record({ ...entry, url: `/${path}?api_key=${encodeURIComponent(secret)}x&a=1`, key: undefined });
+        log.flush();
+        const written = lines();
+        expect(written.length).toBe(1);
+        const parsed = JSON.parse(written[0]!) as { req: { url: string }; key?: string };
+        expect(parsed.req.url.endsWith("?api_key=[redacted]&a=1")).toBe(true);
+        expect(parsed.key).toBeUndefined();
+      }),
+    );
+  });
+
+  it("is made only for a logger that writes info lines, and writes to that logger's destination", () => {
+    expect(AccessLog.of(pino({ level: "warn" }))).toBeUndefined();
+    const written: string[] = [];
+    const log = AccessLog.of(createLogger("info", { write: (t: string) => void written.push(t) }));
+    log!.record(entry);
+    log!.flush();
+    expect(written.join("")).toContain('"reqId":"req-1"');
+  });
+});

@@ -1,0 +1,110 @@
+/** One access-log line per HTTP request, written in batches off the request's path: the default, fast enough to keep on. */
+import { hostname } from "node:os";
+import { type DestinationStream, type Logger, symbols } from "pino";
+import { redactUrl } from "./create-logger.js";
+
+/** What one line says of a request. */
+export interface AccessEntry {
+  readonly id: string;
+  readonly method: string;
+  readonly url: string;
+  readonly status: number;
+  readonly ms: number;
+  readonly remoteAddress: string | undefined;
+  /** The API key's id, when the caller sent a known one. */
+  readonly key?: string | undefined;
+  /** The JSON-RPC method, where the path that answered knows it. */
+  readonly rpc?: string | undefined;
+}
+
+export interface AccessLogOptions {
+  /** Lines held before they are written at once (a write per line cost a quarter of a cache hit). */
+  readonly flushBytes?: number;
+  /** The longest a line waits to be written. */
+  readonly flushMs?: number;
+}
+
+/** pino's info level: the lines read as the logger's own in any pino tool. */
+const INFO = 30;
+
+/**
+ * The lines are pino's JSON shape (level, time, pid, hostname, msg) with the request's fields, so
+ * the tools that read chaingate's other logs read these too. A line is a string built by hand (no
+ * child logger, no serializers: the URL is the only field a caller shapes, and its secrets are
+ * redacted as the logger's own serializer would); lines go to the logger's destination in one write
+ * per 64 KB or per 250 ms, whichever comes first, and whatever is held is written on close.
+ */
+export class AccessLog {
+  /**
+   * Lines are copied here as bytes as they are made, so the strings die young: held as strings
+   * until the write, they outlived the young-generation collections of a busy gateway and were
+   * copied and promoted (the default configuration's forwarded reads cost 10% more CPU that way).
+   */
+  private readonly held: Buffer;
+  private length = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly head = `{"level":${INFO},"time":`;
+  private readonly prefix: string;
+  private readonly flushMs: number;
+
+  constructor(
+    private readonly destination: DestinationStream,
+    options: AccessLogOptions = {},
+  ) {
+    this.prefix = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
+    this.held = Buffer.allocUnsafe(options.flushBytes ?? 64 * 1024);
+    this.flushMs = options.flushMs ?? 250;
+  }
+
+  /** The access log of a logger, or none when the logger does not write info lines. */
+  static of(logger: Logger, options?: AccessLogOptions): AccessLog | undefined {
+    if (!logger.isLevelEnabled("info")) return undefined;
+    return new AccessLog(destinationOf(logger), options);
+  }
+
+  record(entry: AccessEntry): void {
+    const url = entry.url === "/" ? '"/"' : JSON.stringify(redactUrl(entry.url));
+    const remote = entry.remoteAddress === undefined ? "" : `,"remoteAddress":${quoted(entry.remoteAddress)}`;
+    const key = entry.key === undefined ? "" : `,"key":${quoted(entry.key)}`;
+    const rpc = entry.rpc === undefined ? "" : `,"rpc":${quoted(entry.rpc)}`;
+    // The response time in ms with 3 decimals, written as integer microseconds and an exponent (an
+    // integer prints faster than a fraction, and JSON reads 1234e-3 as 1.234).
+    const line = `${this.head}${Date.now()}${this.prefix},"reqId":${quoted(entry.id)},"req":{"method":"${entry.method}","url":${url}${remote}},"res":{"statusCode":${entry.status}},"responseTime":${Math.round(entry.ms * 1000)}e-3${key}${rpc},"msg":"request"}\n`;
+    // At most 3 bytes a UTF-16 unit: a line that might not fit is written after what is held.
+    if (line.length * 3 > this.held.length - this.length) {
+      this.flush();
+      if (line.length * 3 > this.held.length) {
+        this.destination.write(line);
+        return;
+      }
+    }
+    this.length += this.held.write(line, this.length, "utf8");
+    this.timer ??= setTimeout(() => this.flush(), this.flushMs).unref();
+  }
+
+  /** Writes what is held. */
+  flush(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.length === 0) return;
+    const text = this.held.toString("utf8", 0, this.length);
+    this.length = 0;
+    this.destination.write(text);
+  }
+}
+
+/** Ids, addresses and names in their usual characters need no escaping; anything else is escaped by JSON. */
+const PLAIN = /^[\w.:\-]{0,128}$/;
+const quoted = (text: string) => (PLAIN.test(text) ? `"${text}"` : JSON.stringify(text));
+
+/** The stream a pino logger writes to (pino keeps it under a symbol of its own). */
+function destinationOf(logger: Logger): DestinationStream {
+  const stream: unknown = (logger as unknown as Record<symbol, unknown>)[symbols.streamSym];
+  if (
+    typeof stream !== "object" ||
+    stream === null ||
+    typeof (stream as DestinationStream).write !== "function"
+  )
+    throw new Error("the logger has no destination stream to write the access log to");
+  return stream as DestinationStream;
+}
