@@ -94,7 +94,7 @@ export class AccessLog {
 }
 
 /** Ids, addresses and names in their usual characters need no escaping; anything else is escaped by JSON. */
-const PLAIN = /^[\w.:\-]{0,128}$/;
+const PLAIN = /^[\w.:-]{0,128}$/;
 const quoted = (text: string) => (PLAIN.test(text) ? `"${text}"` : JSON.stringify(text));
 
 /** The stream a pino logger writes to (pino keeps it under a symbol of its own). */
