@@ -5,7 +5,22 @@ const main = document.getElementById("main");
 const notice = document.getElementById("notice");
 let network = { chains: [] };
 const blocks = [];
-const metricSamples = [];
+const SAMPLES_STORAGE = "chaingate.metricSamples";
+/**
+ * /metrics samples of the last five minutes, kept in this tab's session storage so a reload draws
+ * the chart it had rather than starting empty (the counters are the server's, so deltas across a
+ * reload hold; a restarted server's counters start again and count as zero, never negative).
+ */
+const metricSamples = restoredSamples();
+
+function restoredSamples() {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(SAMPLES_STORAGE) ?? "[]");
+    return Array.isArray(kept) ? kept.filter((s) => Date.now() - s.at < 5 * 60_000) : [];
+  } catch {
+    return [];
+  }
+}
 /** /metrics answers admin keys only: a user key's console says so instead of drawing an empty chart. */
 let metricsDenied = false;
 let refreshTimer;
@@ -32,6 +47,9 @@ function say(text, ok = false) {
 
 class ApiError extends Error {}
 
+/** The 401 codes that mean "send an API key" (docs/api.md's error catalogue). */
+const KEY_CODES = ["API_KEY_REQUIRED", "API_KEY_INVALID"];
+
 function key() {
   return sessionStorage.getItem(KEY_STORAGE) ?? "";
 }
@@ -47,9 +65,12 @@ async function api(path, { method = "GET", body, query = "" } = {}) {
   });
   const text = await response.text();
   const json = text ? JSON.parse(text) : null;
-  if (response.status === 401) {
+  // Only a missing or refused API key replaces the page with the key prompt; any other 401 (a wrong
+  // wallet password) is the action's own error, shown beside the form that keeps what was typed.
+  const code = json?.code ?? json?.error?.data?.code;
+  if (response.status === 401 && (code === undefined || KEY_CODES.includes(code))) {
     askForKey(json?.detail ?? "An API key is needed.");
-    throw new ApiError(`${json?.code ?? "UNAUTHORIZED"}: ${json?.detail ?? "API key needed"}`);
+    throw new ApiError(`${code ?? "UNAUTHORIZED"}: ${json?.detail ?? "API key needed"}`);
   }
   if (response.status >= 400) throw new ApiError(`${json?.code ?? response.status}: ${json?.detail ?? text}`);
   if (json && typeof json === "object" && "error" in json && json.jsonrpc) {
@@ -81,11 +102,9 @@ function askForKey(reason) {
   document.getElementById("key-input").focus();
 }
 
+/** Wei as ether, exact: every significant decimal kept (1 wei reads 0.000000000000000001 ETH, not 0.0000). */
 function formatEther(hexWei) {
-  const wei = BigInt(hexWei ?? 0);
-  const whole = wei / 10n ** 18n;
-  const fraction = ((wei % 10n ** 18n) / 10n ** 14n).toString().padStart(4, "0");
-  return `${whole}.${fraction} ETH`;
+  return `${formatUnits(BigInt(hexWei ?? 0), 18)} ETH`;
 }
 
 function age(iso) {
@@ -140,10 +159,17 @@ function hashCell(value, attributes = {}) {
 function formatUnits(value, decimals) {
   if (value === null || value === undefined) return "";
   const amount = BigInt(value);
-  if (!decimals) return amount.toString();
+  // Whole units grouped by thousands (1,000,000), the fraction exact with its trailing zeros dropped.
+  if (!decimals) return amount.toLocaleString("en-US");
   const scale = 10n ** BigInt(decimals);
   const fraction = (amount % scale).toString().padStart(decimals, "0").replace(/0+$/, "");
-  return `${amount / scale}${fraction ? `.${fraction}` : ""}`;
+  return `${(amount / scale).toLocaleString("en-US")}${fraction ? `.${fraction}` : ""}`;
+}
+
+/** An error in a table: one line, cut with an ellipsis; the whole text on hover and for screen readers. */
+function errorCell(text, title) {
+  if (!text) return h("td", {}, "");
+  return h("td", { class: "error", title: title ? `${text}\n${title}` : text }, text);
 }
 
 function stateCell(state) {
@@ -262,6 +288,7 @@ async function sampleMetrics() {
     }
     metricSamples.push({ at: Date.now(), requests, errors });
     if (metricSamples.length > 61) metricSamples.shift();
+    sessionStorage.setItem(SAMPLES_STORAGE, JSON.stringify(metricSamples));
   } catch {
     // The chart shows what it has; the next sample tries again.
   }
@@ -458,10 +485,14 @@ async function loadTokens() {
   return tokens;
 }
 
-/** balanceOf(owner) of a token, read with eth_call (0x70a08231 is the selector of balanceOf(address)). */
-async function tokenBalance(token, owner) {
+/**
+ * balanceOf(owner) of a token on a chain, read with eth_call (0x70a08231 is the selector of
+ * balanceOf(address)). A token has the same address on every chain it is transported to; where it
+ * has no code yet the call answers "0x", a zero balance.
+ */
+async function tokenBalance(token, owner, chainId = token.chain_id) {
   const data = `0x70a08231${owner.slice(2).toLowerCase().padStart(64, "0")}`;
-  const answer = await rpc("eth_call", [{ to: token.address, data }, "latest"], token.chain_id);
+  const answer = await rpc("eth_call", [{ to: token.address, data }, "latest"], chainId);
   return BigInt(answer === "0x" ? 0 : answer);
 }
 
@@ -540,8 +571,15 @@ async function renderWallets() {
         Promise.all(chains.map((id) => rpc("eth_getBalance", [r.address, "latest"], id).catch(() => null))),
       ),
     ),
+    // Every token on every chain: tokens received by a transport are on the destination chain.
     Promise.all(
-      records.map((r) => Promise.all(tokens.map((t) => tokenBalance(t, r.address).catch(() => null)))),
+      records.map((r) =>
+        Promise.all(
+          tokens.map((t) =>
+            Promise.all(chains.map((id) => tokenBalance(t, r.address, id).catch(() => null))),
+          ),
+        ),
+      ),
     ),
   ]);
   const refresh = async (result) => {
@@ -551,23 +589,31 @@ async function renderWallets() {
   const tokenRows = [];
   records.forEach((r, i) => {
     tokens.forEach((t, j) => {
-      const held = holdings[i][j];
-      if (held === null || held === 0n) return;
-      tokenRows.push(
-        h(
-          "tr",
-          { "data-holder": r.address, "data-token": t.address },
-          hashCell(r.address),
-          h("td", {}, `${t.symbol} (${t.standard})`),
-          h("td", {}, t.chain_id),
-          hashCell(t.address),
+      chains.forEach((chainId, k) => {
+        const held = holdings[i][j][k];
+        if (held === null || held === 0n) return;
+        tokenRows.push(
           h(
-            "td",
-            { class: "number", "data-balance": held.toString() },
-            t.standard === "ERC20" ? `${formatUnits(held, t.decimals)} ${t.symbol}` : `${held} token(s)`,
+            "tr",
+            { "data-holder": r.address, "data-token": t.address, "data-chain": chainId },
+            hashCell(r.address),
+            h("td", {}, `${t.symbol} (${t.standard})`),
+            h(
+              "td",
+              {},
+              chainId === t.chain_id ? `${chainId}` : `${chainId} (transported from ${t.chain_id})`,
+            ),
+            hashCell(t.address),
+            h(
+              "td",
+              { class: "number", "data-balance": held.toString() },
+              t.standard === "ERC20"
+                ? `${formatUnits(held, t.decimals)} ${t.symbol}`
+                : `${held} ${t.symbol} token${held === 1n ? "" : "s"}`,
+            ),
           ),
-        ),
-      );
+        );
+      });
     });
   });
   main.replaceChildren(
@@ -603,7 +649,7 @@ async function renderWallets() {
       }),
     ),
     table(
-      "Token balances of the custody addresses (tokens chaingate created; zero balances left out)",
+      "Token balances of the custody addresses on every chain (tokens chaingate created, in whole units; zero balances left out)",
       ["Address", "Token", "Chain", "Contract", "Balance"],
       tokenRows,
       { id: "token-balances" },
@@ -783,7 +829,7 @@ async function renderActivity(filter = "all") {
             hashCell(t.source_tx_hash),
             hashCell(t.destination_tx_hash),
             h("td", {}, age(t.created_at)),
-            h("td", { title: t.revert_data ?? "" }, t.error ?? ""),
+            errorCell(t.error, t.revert_data),
             t.refund_state
               ? h(
                   "td",
@@ -815,7 +861,7 @@ async function renderActivity(filter = "all") {
             stateCell(t.state),
             hashCell(t.tx_hash),
             h("td", {}, age(t.created_at)),
-            h("td", {}, t.error ?? ""),
+            errorCell(t.error),
           ),
         ),
       { id: "transfers" },

@@ -317,6 +317,70 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
     await page.waitForSelector("#requests-chart");
     const labels = await page.locator("#requests-chart text").allTextContents();
     expect(labels).toEqual(expect.arrayContaining(["requests / min", "now", "−5 min", "0"]));
+    // A reload draws the samples it had (kept in the tab's session storage), not an empty chart.
+    await page.waitForSelector("#requests-chart rect.requests", { timeout: 60_000 });
+    await page.reload();
+    await page.waitForSelector("#requests-chart");
+    expect(await page.locator("#requests-chart rect.requests").count()).toBeGreaterThan(0);
+    await page.close();
+  }, 300_000);
+
+  it("a wrong password keeps every form as typed and says what was wrong; the key prompt never appears", async () => {
+    const page = await browser.newPage();
+    page.on("dialog", (dialog) => void dialog.accept());
+    const { json } = await rt.post("/wallet", {
+      type: "KEYSTORE_V3",
+      password: PASSWORD,
+      address_quantity: 1,
+    });
+    const walletId = (json as { id: string }[])[0]!.id;
+    const made = await rt.post("/create_new_ERC20_token", {
+      wallet_id: walletId,
+      password: PASSWORD,
+      name: "Kept",
+      symbol: "KEPT",
+      initial_supply: "1000",
+    });
+    const token = (made.json as { result: { address: string } }).result.address;
+    const probe = await rt.post("/deploy_new_contract", {
+      wallet_id: walletId,
+      password: PASSWORD,
+      chain_id: 1002,
+      bytecode: TransportProbe.bytecode,
+    });
+    const contract = (probe.json as { result: { address: string } }).result.address;
+    const wrong = "not the password";
+    // A wallet of its own for each form: a few wrong passwords lock a wallet (WALLET_LOCKED).
+    const walletIds: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const made = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
+      walletIds.push((made.json as { id: string }[])[0]!.id);
+    }
+    const signer = (i: number) => `${walletIds[i]}:0`;
+    await page.goto(`${rt.url}/console/`);
+    const forms: [view: string, form: string, values: Record<string, string>][] = [
+      ["#/actions", "send-transaction", { signer: signer(0), to: RECIPIENT, value: "1" }],
+      ["#/actions", "create-token", { signer: signer(1), name: "Typed", symbol: "TYP", initial_supply: "5" }],
+      ["#/actions", "create-nft", { signer: signer(2), name: "Typed Art", symbol: "TA", mint: "7" }],
+      ["#/actions", "transfer-tokens", { signer: signer(3), token, to: RECIPIENT, amount: "3" }],
+      ["#/actions", "transport-tokens", { signer: signer(4), token, to: RECIPIENT, amount: "3" }],
+      [
+        "#/actions",
+        "transport-with-data",
+        { signer: signer(5), token, to: contract, amount: "3", data: "0x01" },
+      ],
+      ["#/actions", "send-message", { signer: signer(6), destination: contract, payload: "0x0102" }],
+      ["#/actions", "deploy-contract", { signer: signer(7), bytecode: TransportProbe.bytecode }],
+      ["#/wallets", "unlock", { signer: signer(8), seconds: "60" }],
+      ["#/wallets", "unattended", { wallet_id: walletIds[9]! }],
+    ];
+    for (const [view, form, values] of forms) {
+      const notice = await act(page, form, { ...values, password: wrong }, view);
+      expect(notice, form).toContain("failed. WRONG_PASSWORD");
+      expect(await page.locator("#key-input").count(), `${form} asked for an API key`).toBe(0);
+      for (const [name, value] of Object.entries({ ...values, password: wrong }))
+        expect(await page.locator(`#${form}-${name}`).inputValue(), `${form} ${name}`).toBe(value);
+    }
     await page.close();
   }, 300_000);
 
@@ -340,8 +404,8 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
     await page.goto(`${rt.url}/console/#/wallets`);
     const row = page.locator(`tr[data-wallet="${walletId}"]`);
     await row.waitFor();
-    expect(await row.locator('td[data-chain="1001"]').textContent()).toBe("100.0000 ETH");
-    expect(await row.locator('td[data-chain="1002"]').textContent()).toBe("100.0000 ETH");
+    expect(await row.locator('td[data-chain="1001"]').textContent()).toBe("100 ETH");
+    expect(await row.locator('td[data-chain="1002"]').textContent()).toBe("100 ETH");
     await page.screenshot({ path: `${SHOTS}wallets.png`, fullPage: true });
 
     expect(
@@ -384,6 +448,34 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
         destination_chain_id: "1002",
       }),
     );
+    // And to the wallet's own address: the Wallets page shows what it received on the other chain.
+    const home = resultOf(
+      await act(page, "transport-tokens", {
+        ...signer,
+        chain_id: "1001",
+        token: token.address as string,
+        to: wallet[0]!.address,
+        amount: "1500",
+        destination_chain_id: "1002",
+      }),
+    );
+    await page.goto(`${rt.url}/console/#/activity`);
+    await page
+      .locator(`tr[data-transport="${home.transport_id}"] td[data-state="delivered"]`)
+      .waitFor({ timeout: 30_000 });
+    await page.goto(`${rt.url}/console/#/wallets`);
+    const received = page.locator(
+      `#token-balances tr[data-holder="${wallet[0]!.address}"][data-token="${token.address as string}"][data-chain="1002"]`,
+    );
+    await received.waitFor();
+    expect(await received.locator("td[data-balance]").getAttribute("data-balance")).toBe("1500");
+    expect(await received.textContent()).toContain("1002 (transported from 1001)");
+    // What stays on 1001: the supply less both transports, in whole units at 18 decimals.
+    const kept = page.locator(
+      `#token-balances tr[data-holder="${wallet[0]!.address}"][data-token="${token.address as string}"][data-chain="1001"] td[data-balance]`,
+    );
+    expect(await kept.getAttribute("data-balance")).toBe(String(1_000_000 - 250 - 1500));
+    expect(await kept.textContent()).toBe("0.00000000000099825 CC");
     await page.goto(`${rt.url}/console/#/activity`);
     const transport = page.locator(`tr[data-transport="${sent.transport_id}"]`);
     await transport.locator('td[data-state="delivered"]').waitFor({ timeout: 30_000 });
@@ -391,14 +483,26 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
     await page.selectOption("#activity-filter", "failed");
     await page.waitForFunction('document.querySelectorAll("#transports tr[data-transport]").length === 0');
 
-    // No secret reached the page.
-    for (const hash of ["#/wallets", "#/activity", "#/network"]) {
+    // No secret reached the page; at 1280 px no page is wider than the window, nor any table than the page.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    for (const hash of ["#/wallets", "#/activity", "#/network", "#/members", "#/actions", "#/audit"]) {
       await page.goto(`${rt.url}/console/${hash}`);
       await page.waitForSelector("main h2");
+      await page.waitForFunction('!document.querySelector("main p")?.textContent?.startsWith("Loading")');
       const html = await page.content();
       expect(html).not.toContain(PASSWORD);
       expect(html).not.toContain("ciphertext");
+      const widths = (await page.evaluate(`({
+        page: document.documentElement.scrollWidth,
+        window: document.documentElement.clientWidth,
+        main: document.getElementById("main").getBoundingClientRect().right,
+        tables: [...document.querySelectorAll("table")].map((t) => t.getBoundingClientRect().right),
+      })`)) as { page: number; window: number; main: number; tables: number[] };
+      expect(widths.page, `${hash} is wider than the window`).toBeLessThanOrEqual(widths.window);
+      for (const right of widths.tables)
+        expect(right, `a table on ${hash}`).toBeLessThanOrEqual(widths.main + 0.5);
     }
+    await page.screenshot({ path: `${SHOTS}activity-1280.png`, fullPage: true });
 
     // The live feed shows new blocks from the WebSocket: a new home block is on its way to it.
     await page.goto(`${rt.url}/console/#/network`);
