@@ -74,6 +74,41 @@ it("eth_protocolVersion answers a string, as the spec's envelope carries it", as
   expect(typeof (await native(rt, "eth_protocolVersion")).result).toBe("string");
 });
 
+it("every Members, Token Management and Transactions operation types its result: a record with its fields, not any JSON value", () => {
+  type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[] };
+  const typed: string[] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    const post = methods.post as
+      | { tags?: string[]; responses?: Record<string, { content?: Record<string, { schema?: Schema }> }> }
+      | undefined;
+    if (!post?.tags?.some((t) => ["Members", "Token Management", "Transactions"].includes(t))) continue;
+    const envelope = post.responses?.["200"]?.content?.["application/json"]?.schema;
+    if (envelope?.properties?.jsonrpc === undefined) continue; // REST routes answer their own records
+    const result = envelope.properties.result;
+    const record = result?.type === "array" ? result.items : result;
+    expect(record?.type, `${path} result`).toBe("object");
+    expect(Object.keys(record?.properties ?? {}).length, `${path} result fields`).toBeGreaterThanOrEqual(2);
+    typed.push(path);
+  }
+  // The spec's Members and Token Management operations, the alias and list_all_transfers.
+  expect(typed.sort()).toEqual(
+    [
+      "/create_new_ERC20_token",
+      "/create_new_ERC721_token",
+      "/deploy_new_contract",
+      "/list_all_members",
+      "/list_all_transfers",
+      "/list_all_transports",
+      "/register_new_member",
+      "/transfer_tokens",
+      "/transport_arbitrary_message",
+      "/transport_token",
+      "/transport_token_with_data",
+      "/trasport_token",
+    ].sort(),
+  );
+});
+
 it("/favicon.ico is an icon, not a 404", async () => {
   const icon = await fetch(`${rt.url}/favicon.ico`);
   expect(icon.status).toBe(200);

@@ -8,7 +8,7 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidParams } from "../errors/rpc-errors.js";
 import type { Operation } from "../operations/operation.js";
 import { errorText, readNativeRequest, resultText, salvageId } from "../rpc/envelope.js";
-import { RequestIdSchema, ResponseEnvelopeSchema } from "../rpc/envelope-schemas.js";
+import { RequestIdSchema, RpcErrorSchema } from "../rpc/envelope-schemas.js";
 import { explainValueError } from "../rpc/explain-invalid.js";
 import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
 import { ownerOf, requireAdmin } from "./access-control.js";
@@ -41,6 +41,19 @@ function explain(field: string, error: ValueError | undefined): string {
   return error === undefined ? `${name} is not valid` : explainValueError(name, error);
 }
 
+/** The JSON-RPC answer of one operation, its `result` typed by the operation's own schema. */
+function resultEnvelope(operation: Operation) {
+  return Type.Object(
+    {
+      jsonrpc: Type.Literal("2.0"),
+      id: RequestIdSchema,
+      result: Type.Optional(operation.result),
+      error: Type.Optional(RpcErrorSchema),
+    },
+    { title: `${operation.path} response` },
+  );
+}
+
 export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (app, options) => {
   useJsonRpcEnvelopes(app, options.bodyLimit);
   for (const operation of options.operations) {
@@ -70,7 +83,7 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
               }),
             ]),
           ),
-          response: { 200: ResponseEnvelopeSchema },
+          response: { 200: resultEnvelope(operation) },
         },
         config: { rateGroup: operation.signs ? "sign" : "read" },
       },

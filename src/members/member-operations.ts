@@ -4,6 +4,7 @@ import { defineOperation, type Operation } from "../operations/operation.js";
 import { parseAddress } from "../operations/parse-input.js";
 import { ChainIdField } from "../operations/signed-input.js";
 import { parseChainSelector } from "../upstream/chain-registry.js";
+import { MemberListSchema, MemberRecordSchema } from "./member-schemas.js";
 import { MEMBER_ROLES, MEMBER_STATUSES, type MemberService } from "./member-service.js";
 
 const Address = Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "20-byte hex address" });
@@ -27,6 +28,7 @@ export function memberOperations(members: MemberService): Operation[] {
         },
         { additionalProperties: false, title: "New member" },
       ),
+      result: MemberRecordSchema,
       signs: true,
       admin: true,
       run: (input, context) =>
@@ -52,6 +54,7 @@ export function memberOperations(members: MemberService): Operation[] {
         },
         { additionalProperties: false, title: "Member filter" },
       ),
+      result: MemberListSchema,
       signs: false,
       run: (input) =>
         members.list({

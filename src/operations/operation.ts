@@ -7,7 +7,7 @@ export interface OperationContext {
   idempotencyKey: string | undefined;
 }
 
-export interface Operation<S extends TSchema = TSchema> {
+export interface Operation<S extends TSchema = TSchema, R extends TSchema = TSchema> {
   /** The path without its slash, spelled as the spec spells it. */
   path: string;
   tag: "Members" | "Token Management" | "Transactions";
@@ -19,10 +19,12 @@ export interface Operation<S extends TSchema = TSchema> {
   signs: boolean;
   /** Operator actions: refused to a user API key. */
   admin?: boolean;
-  run(input: Static<S>, context: OperationContext): Promise<unknown>;
+  /** Schema of `result`: the OpenAPI document's type of it, and what `run` is compiled against. */
+  result: R;
+  run(input: Static<S>, context: OperationContext): Promise<Static<R>>;
 }
 
-/** Keeps each row's input type checked while the table holds rows of different schemas. */
-export function defineOperation<S extends TSchema>(operation: Operation<S>): Operation {
+/** Keeps each row's input and result types checked while the table holds rows of different schemas. */
+export function defineOperation<S extends TSchema, R extends TSchema>(operation: Operation<S, R>): Operation {
   return operation as unknown as Operation;
 }

@@ -1,6 +1,7 @@
 /** Helpers for tests of the Members and Token Management groups: calls, contract reads, waiting. */
 import { type Abi, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
 import { native } from "./chain-helpers.js";
+import { expectDocumentedResult } from "./documented-result.js";
 import { DEV_ACCOUNT_2 } from "./evm-fixtures.js";
 import type { TestRuntime } from "./test-runtime.js";
 
@@ -30,6 +31,8 @@ export async function ok<T = Record<string, unknown>>(
 ) {
   const answer = await op(rt, path, params);
   if (answer.error) throw new Error(`${path} failed: ${JSON.stringify(answer.error)}`);
+  // Every result the tests see is also what /openapi.json says it is.
+  await expectDocumentedResult(rt, path, answer.result);
   return answer.result as T;
 }
 

@@ -8,6 +8,12 @@ import { SignerFields, unlockSigner } from "../operations/signed-input.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import { toUint, UintField } from "./amounts.js";
+import {
+  ContractDeployedSchema,
+  ERC20CreatedSchema,
+  ERC721CreatedSchema,
+  TokensTransferredSchema,
+} from "./token-schemas.js";
 import type { TokenService } from "./token-service.js";
 
 export const AddressField = (description: string) =>
@@ -40,6 +46,7 @@ export function tokenOperations({ wallets, chains, tokens }: TokenOperationDeps)
         },
         { additionalProperties: false, title: "New ERC20 token" },
       ),
+      result: ERC20CreatedSchema,
       signs: true,
       run: async (input, context) =>
         tokens.createERC20(
@@ -67,6 +74,7 @@ export function tokenOperations({ wallets, chains, tokens }: TokenOperationDeps)
         },
         { additionalProperties: false, title: "New ERC721 token" },
       ),
+      result: ERC721CreatedSchema,
       signs: true,
       run: async (input, context) =>
         tokens.createERC721(
@@ -94,6 +102,7 @@ export function tokenOperations({ wallets, chains, tokens }: TokenOperationDeps)
         },
         { additionalProperties: false, title: "Token transfer" },
       ),
+      result: TokensTransferredSchema,
       signs: true,
       run: async (input, context) => {
         const { amount, tokenId } = amountOrId(input);
@@ -123,6 +132,7 @@ export function tokenOperations({ wallets, chains, tokens }: TokenOperationDeps)
         },
         { additionalProperties: false, title: "Contract deployment" },
       ),
+      result: ContractDeployedSchema,
       signs: true,
       run: async (input, context) =>
         tokens.deployContract(

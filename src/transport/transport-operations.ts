@@ -16,6 +16,7 @@ import {
   TRANSPORT_STATES,
   type TransportFilter,
 } from "./list-transports.js";
+import { TransportPageSchema, TransportReceiptSchema } from "./transport-schemas.js";
 import type { TransportService } from "./transport-service.js";
 
 const HexBytes = (description: string, maxBytes: number) =>
@@ -81,6 +82,7 @@ export function transportOperations({
         "Burns on the source chain; chaingate's relayer mints on the destination, once. Answers transport_id and " +
         "the source tx_hash; follow it with list_all_transports.",
       params: Type.Object(tokenFields, { additionalProperties: false, title: "Token transport" }),
+      result: TransportReceiptSchema,
       signs: true,
       run: (input, context) => sendToken(input, context.owner),
     });
@@ -102,6 +104,7 @@ export function transportOperations({
         { ...tokenFields, data: HexBytes("bytes passed to the recipient's callback", 32_768) },
         { additionalProperties: false, title: "Token transport with data" },
       ),
+      result: TransportReceiptSchema,
       signs: true,
       run: (input, context) => sendToken(input, context.owner),
     }),
@@ -119,6 +122,7 @@ export function transportOperations({
         },
         { additionalProperties: false, title: "Message transport" },
       ),
+      result: TransportReceiptSchema,
       signs: true,
       run: async (input, context) =>
         transports.sendMessage(
@@ -149,6 +153,7 @@ export function transportOperations({
         },
         { additionalProperties: false, title: "Transport filter" },
       ),
+      result: TransportPageSchema,
       signs: false,
       run: (input, context) => listTransports(store, input as TransportFilter, context.owner),
     }),

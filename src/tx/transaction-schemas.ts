@@ -1,5 +1,6 @@
 /** TypeBox schemas of the Transactions group. */
 import { Type } from "@sinclair/typebox";
+import { AddressString, Nullable, Timestamp, TxHashString, UintString } from "../operations/record-schema.js";
 import { TX_STATES } from "./list-transfers.js";
 
 export const CreateTransactionBody = Type.Object(
@@ -53,4 +54,43 @@ export const TransferFilterSchema = Type.Object(
     cursor: Type.Optional(Type.String({ maxLength: 500 })),
   },
   { additionalProperties: false, title: "Transfer filter" },
+);
+
+export const TransferRecordSchema = Type.Object(
+  {
+    id: Type.String({ description: "chaingate's id of the transaction" }),
+    kind: Type.String({
+      description: "what made it: transfer, create_new_ERC20_token, trasport_token, transport_delivery, ...",
+    }),
+    wallet_id: Nullable(
+      Type.String({ description: "the signing custody wallet (none for the operator key)" }),
+    ),
+    index: Nullable(Type.Integer({ description: "the address's index in its wallet" })),
+    chain_id: Type.Integer(),
+    from: AddressString("the signing address"),
+    to: Nullable(AddressString("the recipient or contract (none for a deployment)")),
+    value: UintString("wei sent"),
+    nonce: Type.Integer(),
+    tx_hash: TxHashString(),
+    replaced_by: Nullable(TxHashString("the fee bump or cancel that replaced it")),
+    state: Type.Union(TX_STATES.map((s) => Type.Literal(s))),
+    block_number: Nullable(Type.Integer()),
+    block_hash: Nullable(TxHashString("the block's hash")),
+    error: Nullable(Type.String({ description: "why it failed, in words" })),
+    details: Type.Unknown({
+      description:
+        "what the operation recorded with it (token, amount, transport_id, via, ...); null for none",
+    }),
+    created_at: Timestamp("signed"),
+    updated_at: Timestamp("last changed"),
+  },
+  { title: "Transfer" },
+);
+
+export const TransferPageSchema = Type.Object(
+  {
+    transfers: Type.Array(TransferRecordSchema),
+    next_cursor: Nullable(Type.String({ description: "pass back as `cursor` for the next page" })),
+  },
+  { title: "Transfers page" },
 );

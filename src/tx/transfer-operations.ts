@@ -2,7 +2,7 @@
 import { defineOperation, type Operation } from "../operations/operation.js";
 import type { Store } from "../store/database.js";
 import { listTransfers, type TransferFilter } from "./list-transfers.js";
-import { TransferFilterSchema } from "./transaction-schemas.js";
+import { TransferFilterSchema, TransferPageSchema } from "./transaction-schemas.js";
 
 export function transferOperations(store: Store): Operation[] {
   return [
@@ -13,6 +13,7 @@ export function transferOperations(store: Store): Operation[] {
       description:
         "`result` is `{transfers: [...], next_cursor}`; pass next_cursor back as `cursor` for the next page.",
       params: TransferFilterSchema,
+      result: TransferPageSchema,
       signs: false,
       run: (input, context) => listTransfers(store, input as TransferFilter, context.owner),
     }),
