@@ -205,6 +205,7 @@ async function loadNetwork() {
 // ---- Network ----
 
 async function renderNetwork() {
+  const visit = visits;
   await loadNetwork();
   const chains = network.chains.map((chain) =>
     table(
@@ -233,6 +234,7 @@ async function renderNetwork() {
       { "data-chain": chain.chain_id },
     ),
   );
+  if (visit !== visits) return; // another page was asked for meanwhile: it owns main now
   main.replaceChildren(
     h("h2", {}, "Network"),
     ...chains,
@@ -499,7 +501,9 @@ async function tokenBalance(token, owner, chainId = token.chain_id) {
 // ---- Members ----
 
 async function renderMembers() {
+  const visit = visits;
   await loadMembers();
+  if (visit !== visits) return; // another page was asked for meanwhile: it owns main now
   main.replaceChildren(
     h("h2", {}, "Members"),
     table(
@@ -561,6 +565,7 @@ async function lockAddress(walletId, index) {
 }
 
 async function renderWallets() {
+  const visit = visits;
   await loadNetwork();
   const [records, accounts] = await Promise.all([loadCustody(), api("/accounts"), loadTokens()]);
   const byAddress = new Map(accounts.map((a) => [a.address.toLowerCase(), a]));
@@ -616,6 +621,7 @@ async function renderWallets() {
       });
     });
   });
+  if (visit !== visits) return; // another page was asked for meanwhile: it owns main now
   main.replaceChildren(
     h("h2", {}, "Wallets"),
     table(
@@ -763,6 +769,7 @@ function movedValue(t) {
 }
 
 async function renderActivity(filter = "all") {
+  const visit = visits;
   const cursorOf = (list) => (pages[list].cursor === undefined ? {} : { cursor: pages[list].cursor });
   const [{ transfers, next_cursor: nextTransfers }, { transports, next_cursor: nextTransports }] =
     await Promise.all([
@@ -780,6 +787,7 @@ async function renderActivity(filter = "all") {
       ),
     ),
   );
+  if (visit !== visits) return; // another page was asked for meanwhile: it owns main now
   main.replaceChildren(
     h("h2", {}, "Transfers and transports"),
     h(
@@ -1050,9 +1058,11 @@ function jsonField(values, name, label) {
 }
 
 async function renderActions() {
+  const visit = visits;
   await Promise.all([loadNetwork(), loadCustody(), loadMembers(), loadTokens()]);
   const home = homeChain();
   const away = otherChain(home);
+  if (visit !== visits) return; // another page was asked for meanwhile: it owns main now
   main.replaceChildren(
     h("h2", {}, "Actions"),
     h(
@@ -1312,6 +1322,7 @@ async function renderActions() {
 
 /** The audit log (GET /audit): every signing decision and policy or key change; an admin sees all. */
 async function renderAudit(decision = "all") {
+  const visit = visits;
   const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
   if (decision !== "all") query.set("decision", decision);
   if (pages.audit.cursor !== undefined) query.set("cursor", pages.audit.cursor);
@@ -1329,6 +1340,7 @@ async function renderAudit(decision = "all") {
       h("option", { value, selected: value === decision }, value),
     ),
   );
+  if (visit !== visits) return; // another page was asked for meanwhile: it owns main now
   main.replaceChildren(
     h("h2", {}, "Audit log"),
     h(
@@ -1389,8 +1401,16 @@ const PAGES = {
   "#/audit": () => renderAudit(document.getElementById("audit-decision")?.value ?? "all"),
 };
 
+/**
+ * Navigations so far. A page's render is asynchronous: one that finishes after another page was
+ * asked for must not replace it, nor schedule a refresh of whatever page is showing then (a
+ * refresh of the Network page re-rendered the Actions page under a form being filled in).
+ */
+let visits = 0;
+
 async function route() {
   clearTimeout(refreshTimer);
+  const visit = ++visits;
   const hash = PAGES[location.hash] ? location.hash : "#/network";
   for (const link of document.querySelectorAll("nav a")) {
     if (link.getAttribute("href") === hash) link.setAttribute("aria-current", "page");
@@ -1400,7 +1420,10 @@ async function route() {
   try {
     await PAGES[hash]();
     // Live pages refresh themselves; the action forms are left alone while they are filled in.
-    if (hash === "#/network" || hash === "#/activity") refreshTimer = setTimeout(route, 2000);
+    if (visit === visits && (hash === "#/network" || hash === "#/activity"))
+      refreshTimer = setTimeout(() => {
+        if (visit === visits) route();
+      }, 2000);
   } catch (error) {
     if (error instanceof ApiError) say(error.message);
     else throw error;

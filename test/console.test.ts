@@ -357,7 +357,7 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
       walletIds.push((made.json as { id: string }[])[0]!.id);
     }
     const signer = (i: number) => `${walletIds[i]}:0`;
-    await page.goto(`${rt.url}/console/`);
+    await page.goto(`${rt.url}/console/#/actions`);
     const forms: [view: string, form: string, values: Record<string, string>][] = [
       ["#/actions", "send-transaction", { signer: signer(0), to: RECIPIENT, value: "1" }],
       ["#/actions", "create-token", { signer: signer(1), name: "Typed", symbol: "TYP", initial_supply: "5" }],
