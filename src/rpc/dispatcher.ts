@@ -8,7 +8,7 @@ import type { LogQuery } from "../filters/log-query.js";
 import type { FairGate } from "../keys/fair-gate.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { type MethodPolicy, methodDenied } from "./method-policy.js";
-import { METHODS, METHODS_BY_NAME } from "./method-table.js";
+import { METHODS, METHODS_BY_NAME, SMALL_ANSWERS } from "./method-table.js";
 import { blockNumberNotBehind, latestBlockNotBehind } from "./monotonic-head.js";
 import { completePendingBlock, WHEN_UNSUPPORTED } from "./node-gaps.js";
 import { RESULT_NORMALIZERS } from "./normalize-results.js";
@@ -162,7 +162,8 @@ export class RpcDispatcher {
     if (!spec || !validate) throw methodNotFound(method);
     if (this.deps.policy && !this.deps.policy(method)) throw methodDenied(method);
     const checked = validate(params);
-    context.mayHoldMore?.();
+    // A small answer never floods: it is not held back by the budget of large reads.
+    if (!SMALL_ANSWERS.has(method)) context.mayHoldMore?.();
     const gate = this.deps.upstreamGate;
     const fair = <T>(work: () => Promise<T>): Promise<T> => (gate ? gate.run(context.tenant, work) : work());
     if (spec.handler === "filters")

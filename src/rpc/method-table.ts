@@ -396,3 +396,42 @@ export const METHODS: readonly MethodSpec[] = [
 ];
 
 export const METHODS_BY_NAME: ReadonlyMap<string, MethodSpec> = new Map(METHODS.map((m) => [m.name, m]));
+
+/**
+ * Methods whose answer is a quantity, a hash, a boolean or a short string, whatever the chain holds:
+ * they never flood, so a key that was answered its share of large reads lately (the answer budget's
+ * rate) may still ask them. Every other method may answer a large value and waits for the share.
+ */
+export const SMALL_ANSWERS: ReadonlySet<string> = new Set([
+  "eth_blockNumber",
+  "eth_chainId",
+  "net_version",
+  "net_listening",
+  "net_peerCount",
+  "web3_clientVersion",
+  "web3_sha3",
+  "eth_protocolVersion",
+  "eth_syncing",
+  "eth_gasPrice",
+  "eth_maxPriorityFeePerGas",
+  "eth_blobBaseFee",
+  "eth_getBalance",
+  "eth_getTransactionCount",
+  "eth_getStorageAt",
+  "eth_estimateGas",
+  "eth_getBlockTransactionCountByHash",
+  "eth_getBlockTransactionCountByNumber",
+  "eth_getUncleCountByBlockHash",
+  "eth_getUncleCountByBlockNumber",
+  "eth_newFilter",
+  "eth_newBlockFilter",
+  "eth_newPendingTransactionFilter",
+  "eth_uninstallFilter",
+  "eth_sendRawTransaction",
+  "eth_sendTransaction",
+  "eth_sign",
+  "personal_sign",
+  "eth_signTypedData_v4",
+  "personal_unlockAccount",
+  "personal_lockAccount",
+]);
