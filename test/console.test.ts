@@ -54,6 +54,16 @@ async function act(
   return (await page.locator("#notice").textContent()) ?? "";
 }
 
+/** A new custody wallet made through the API: its addresses' records. */
+async function newWallet(rt: TestRuntime, addresses: number): Promise<{ id: string; address: string }[]> {
+  const { json } = await rt.post("/wallet", {
+    type: "KEYSTORE_V3",
+    password: PASSWORD,
+    address_quantity: addresses,
+  });
+  return json as { id: string; address: string }[];
+}
+
 function resultOf(notice: string): Record<string, unknown> {
   if (!notice.includes("done.")) throw new Error(`the action did not succeed: ${notice}`);
   return JSON.parse(notice.slice(notice.indexOf("\n") + 1)) as Record<string, unknown>;
@@ -81,11 +91,7 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
   it("shows which addresses sign for JSON-RPC clients, unlocks and locks them, and marks unattended wallets", async () => {
     const page = await browser.newPage();
     page.on("dialog", (dialog) => void dialog.accept());
-    const { json } = await rt.post("/wallet", {
-      type: "KEYSTORE_V3",
-      password: PASSWORD,
-      address_quantity: 2,
-    });
+    const json = await newWallet(rt, 2);
     const records = json as { id: string; address: string }[];
     const walletId = records[0]!.id;
     const [first, second] = records.map((r) => r.address);
@@ -115,11 +121,7 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
   });
 
   it("shows the audit log: allowed and denied signatures with the rule, filtered by decision", async () => {
-    const { json } = await rt.post("/wallet", {
-      type: "KEYSTORE_V3",
-      password: PASSWORD,
-      address_quantity: 1,
-    });
+    const json = await newWallet(rt, 1);
     const { id: walletId, address } = (json as { id: string; address: string }[])[0]!;
     await rt.post("/", {
       jsonrpc: "2.0",
@@ -163,11 +165,7 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
   it("does every Members and Token Management operation by clicking: pickers, default destination, balances, short hashes, paging, chart", async () => {
     const page = await browser.newPage();
     page.on("dialog", (dialog) => void dialog.accept());
-    const { json } = await rt.post("/wallet", {
-      type: "KEYSTORE_V3",
-      password: PASSWORD,
-      address_quantity: 1,
-    });
+    const json = await newWallet(rt, 1);
     const { id: walletId, address } = (json as { id: string; address: string }[])[0]!;
     const signer = { signer: `${walletId}:0`, password: PASSWORD };
 
@@ -328,11 +326,7 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
   it("a wrong password keeps every form as typed and says what was wrong; the key prompt never appears", async () => {
     const page = await browser.newPage();
     page.on("dialog", (dialog) => void dialog.accept());
-    const { json } = await rt.post("/wallet", {
-      type: "KEYSTORE_V3",
-      password: PASSWORD,
-      address_quantity: 1,
-    });
+    const json = await newWallet(rt, 1);
     const walletId = (json as { id: string }[])[0]!.id;
     const made = await rt.post("/create_new_ERC20_token", {
       wallet_id: walletId,
@@ -352,10 +346,7 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
     const wrong = "not the password";
     // A wallet of its own for each form: a few wrong passwords lock a wallet (WALLET_LOCKED).
     const walletIds: string[] = [];
-    for (let i = 0; i < 10; i++) {
-      const made = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
-      walletIds.push((made.json as { id: string }[])[0]!.id);
-    }
+    for (let i = 0; i < 10; i++) walletIds.push((await newWallet(rt, 1))[0]!.id);
     const signer = (i: number) => `${walletIds[i]}:0`;
     await page.goto(`${rt.url}/console/#/actions`);
     const forms: [view: string, form: string, values: Record<string, string>][] = [

@@ -8,10 +8,15 @@ import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime
 
 const PASSWORD = "signer-client-password";
 
+/** A new custody wallet's one address, locked. */
+async function lockedAddress(rt: TestRuntime): Promise<`0x${string}`> {
+  const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
+  return (json as { address: `0x${string}` }[])[0]!.address;
+}
+
 /** A custody wallet, unlocked over JSON-RPC as a client would (personal_unlockAccount). */
 async function custodyAddress(rt: TestRuntime): Promise<`0x${string}`> {
-  const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
-  const address = (json as { address: `0x${string}` }[])[0]!.address;
+  const address = await lockedAddress(rt);
   const unlocked = await rt.post("/", {
     jsonrpc: "2.0",
     id: 1,
@@ -90,12 +95,7 @@ describe("chaingate as the signer of real client libraries", () => {
   });
 
   it("web3.js eth.sendTransaction from a custody address (unlocked with eth.personal) is mined", async () => {
-    const { json } = await rt.post("/wallet", {
-      type: "KEYSTORE_V3",
-      password: PASSWORD,
-      address_quantity: 1,
-    });
-    const address = (json as { address: string }[])[0]!.address;
+    const address = await lockedAddress(rt);
     const web3 = new Web3(rt.url);
     expect(await web3.eth.personal.unlockAccount(address, PASSWORD, 600)).toBe(true);
     expect((await web3.eth.getAccounts()).map((a) => a.toLowerCase())).toContain(address.toLowerCase());
@@ -105,12 +105,7 @@ describe("chaingate as the signer of real client libraries", () => {
   });
 
   it("web3.js personal.sign(data, address, password) on a locked address recovers to it; a wrong password is WRONG_PASSWORD and leaves it locked", async () => {
-    const { json } = await rt.post("/wallet", {
-      type: "KEYSTORE_V3",
-      password: PASSWORD,
-      address_quantity: 1,
-    });
-    const address = (json as { address: string }[])[0]!.address;
+    const address = await lockedAddress(rt);
     const web3 = new Web3(rt.url);
     const signature = await web3.eth.personal.sign("hello from web3.js", address, PASSWORD);
     expect(verifyMessage("hello from web3.js", signature).toLowerCase()).toBe(address.toLowerCase());
