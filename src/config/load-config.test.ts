@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, helpText, loadConfig } from "./load-config.js";
-import { OPTIONS } from "./options.js";
+import { OPTIONS, shownDefault } from "./options.js";
 
 function problemsOf(fn: () => unknown): readonly string[] {
   try {
@@ -170,4 +170,23 @@ describe("configuration", () => {
     // Every option row is there (the check above would pass on a help that wrapped nothing).
     expect(lines.filter((line) => line.startsWith("  --")).length).toBe(OPTIONS.length);
   });
+});
+
+it("the README's option table shows each option's env name and default as its row in the option table does", () => {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const rows = [...readme.matchAll(/^\| `(--[a-z-]+)`\s*\| `([A-Z_]+)`\s*\| ([^|]*)\|/gm)];
+  expect(rows.length).toBeGreaterThan(10);
+  for (const [, flag, env, shown] of rows) {
+    const option = OPTIONS.find((o) => o.flag === flag);
+    expect(option, `${flag} is in the README but not an option`).toBeDefined();
+    expect(option!.env, flag).toBe(env);
+    expect(shown!.trim().replaceAll("`", ""), `${flag}'s default`).toBe(shownDefault(option!) ?? "");
+  }
+});
+
+it("every option's default is on its row, and load gives it when nothing is set", () => {
+  const config = loadConfig({ env: {}, argv: [] });
+  expect(config.port).toBe(OPTIONS.find((o) => o.key === "port")!.default);
+  expect(new Set(OPTIONS.map((o) => o.key)).size).toBe(OPTIONS.length);
+  for (const option of OPTIONS) expect(option, option.key).toHaveProperty("default");
 });

@@ -2,7 +2,14 @@
 import { readFileSync } from "node:fs";
 import { resolve, sep } from "node:path";
 import { type ChainConfig, type Config, DEVNET_HOME_CHAIN_ID, DEVNET_PEER_CHAIN_ID } from "./config.js";
-import { checkUrl, OPTIONS, type OptionSpec, type OptionValue, type OptionValues } from "./options.js";
+import {
+  checkUrl,
+  OPTIONS,
+  type OptionSpec,
+  type OptionValue,
+  type OptionValues,
+  shownDefault,
+} from "./options.js";
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -21,67 +28,8 @@ const SECOND = 1000;
 const MIB = 1024 * 1024;
 const GWEI = 1_000_000_000n;
 
-const DEFAULTS: OptionValues = {
-  port: 8545,
-  host: "127.0.0.1",
-  dataDir: "./.chaingate",
-  databaseUrl: undefined,
-  upstreams: [],
-  configFile: undefined,
-  logLevel: "info",
-  bodyLimit: 1024 * 1024,
-  batchLimit: 100,
-  filterIdleSeconds: 300,
-  upstreamTimeoutMs: 10_000,
-  devnetBlockTime: 0,
-  devnetFundWallets: true,
-  kdf: "standard",
-  maxAddressesPerWallet: 100,
-  unlockCacheSeconds: 300,
-  unlockSeconds: 300,
-  unlockMaxSeconds: 3600,
-  sealKey: undefined,
-  sealKeyFile: undefined,
-  devnetNodeAccounts: false,
-  scryptConcurrency: 2,
-  gasMarginPercent: 20,
-  confirmations: 1,
-  trackerIntervalMs: 1000,
-  resendAfterSeconds: 30,
-  logRequests: true,
-  headPollMs: 250,
-  cacheMb: 32,
-  replaceAfterSeconds: 60,
-  maxFeeGwei: 1000,
-  operatorKey: undefined,
-  relayerIntervalMs: 500,
-  insecure: false,
-  rateRead: undefined,
-  rateSign: undefined,
-  rateWallets: undefined,
-  denyMethods: [],
-  allowMethods: [],
-  requestTimeoutMs: 30_000,
-  shutdownTimeoutMs: 10_000,
-  vhosts: ["localhost"],
-  allowedOrigins: [],
-  maxFiltersPerKey: 1000,
-  maxSubscriptionsPerKey: 1000,
-  maxSocketsPerKey: 100,
-  maxFilterAddresses: 1000,
-  maxLogsRange: 10_000,
-  maxLogsResults: 10_000,
-  maxResponseMb: 64,
-  maxAnswerMbPerSecond: 16,
-  maxConcurrentPerKey: 512,
-  maxWebhooksPerKey: 20,
-  webhookAllowPrivate: false,
-  webhookIntervalMs: 500,
-  webhookRetryBaseMs: 5000,
-  webhookRetryHours: 72,
-  webhookTimeoutMs: 10_000,
-  balanceCheckMs: 15_000,
-};
+/** Each option's default, from its row in the option table. */
+const DEFAULTS = Object.fromEntries(OPTIONS.map((o) => [o.key, o.default])) as unknown as OptionValues;
 
 /** Splits argv into `--flag value` / `--flag=value` pairs; unknown flags are problems, not ignored. */
 function readFlags(argv: readonly string[], problems: string[]): Map<OptionSpec, string> {
@@ -360,7 +308,9 @@ function wrap(text: string, indent: string): string[] {
 
 export function helpText(): string {
   const rows = OPTIONS.flatMap((o) => {
-    const def = o.defaultText === undefined ? "" : ` (default ${o.defaultText})`;
+    const shown = shownDefault(o);
+    // "(embedded)" in the README's table reads "(default embedded)" here.
+    const def = shown === undefined ? "" : ` (default ${shown.replace(/^\((.*)\)$/, "$1")})`;
     return [`  ${o.flag} <value>    env ${o.env}`, ...wrap(`${o.help}${def}`, "      ")];
   });
   return [
