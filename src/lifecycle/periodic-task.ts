@@ -1,4 +1,5 @@
 /** A background task run every so often: never twice at once, its failures logged, stopped by the shutdown. */
+import { BackgroundLoop } from "./background-loop.js";
 import type { Lifecycle } from "./shutdown.js";
 
 /** How often in-memory caches with deadlines drop what has expired (unlocks, signers, derived keys). */
@@ -10,20 +11,16 @@ export interface PeriodicTask {
   run: () => unknown;
 }
 
-/** Starts `task` on an unref'd timer (it never keeps the process alive) and registers its stop. */
+/** Starts `task` on the shared loop, unref'd (it never keeps the process alive), and registers its stop. */
 export function startPeriodic(task: PeriodicTask, deps: Lifecycle): void {
-  let running = false;
-  const timer = setInterval(() => {
-    // A slow pass is not overlapped by the next one: that one is skipped.
-    if (running) return;
-    running = true;
-    Promise.resolve()
-      .then(task.run)
-      .catch((error: unknown) => deps.logger.warn({ err: error, task: task.name }, `${task.name} failed`))
-      .finally(() => {
-        running = false;
-      });
-  }, task.everyMs);
-  timer.unref();
-  deps.shutdown.add(task.name, () => clearInterval(timer));
+  const loop = new BackgroundLoop({
+    name: task.name,
+    everyMs: task.everyMs,
+    firstAfterMs: task.everyMs,
+    pass: task.run,
+    logger: deps.logger,
+    unref: true,
+  });
+  loop.start();
+  deps.shutdown.add(task.name, () => loop.stop());
 }

@@ -1,6 +1,7 @@
 /** The relayer: each pass scans every chain's endpoint, then delivers what is due and refunds what was refused. */
 import type { Logger } from "pino";
 import type { SystemContracts } from "../contracts/system-contracts.js";
+import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Store } from "../store/database.js";
 import { finalTransaction } from "../tx/transaction-lookup.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
@@ -37,13 +38,17 @@ export class Relayer {
   private readonly scanner: SourceScanner;
   private readonly delivery: Delivery;
   private readonly refunds: Refund;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly loop: BackgroundLoop;
 
   constructor(private readonly options: RelayerOptions) {
     const now = options.now ?? Date.now;
     const { store, chains, pipeline, system, logger } = options;
+    this.loop = new BackgroundLoop({
+      name: "relayer pass",
+      everyMs: options.intervalMs,
+      pass: () => this.tick(),
+      logger,
+    });
     this.records = new TransportRecords(store, logger, options.leaseMs ?? RELAYER_LEASE_MS, now);
     this.scanner = new SourceScanner({
       store,
@@ -82,20 +87,11 @@ export class Relayer {
 
   /** Passes run one after another (the next is scheduled when one ends), never two at once. */
   start(): void {
-    this.stopped = false;
-    const loop = () => {
-      this.running = this.tick().finally(() => {
-        this.running = undefined;
-        if (!this.stopped) this.timer = setTimeout(loop, this.options.intervalMs);
-      });
-    };
-    loop();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.loop.stop();
   }
 
   /** One pass: scan every chain, then deliver what is due. Errors are logged; the next pass retries. */

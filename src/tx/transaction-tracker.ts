@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { Hex, LocalAccount } from "viem";
 import { isChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
+import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable } from "../store/schema.js";
 import { askHead } from "../upstream/ask-head.js";
@@ -56,8 +57,7 @@ const QUEUED_GRACE_MS = 10_000;
 export const RECONCILE_DEPTH = 64;
 
 export class TransactionTracker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly loop: BackgroundLoop;
   private readonly now: () => number;
   /** Transactions sent before this process started may have left a node's pool with it: check them at once. */
   private readonly startedAt: number;
@@ -70,6 +70,12 @@ export class TransactionTracker {
   constructor(private readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
     this.startedAt = this.now();
+    this.loop = new BackgroundLoop({
+      name: "transaction tracker pass",
+      everyMs: options.intervalMs,
+      pass: () => this.tick(),
+      logger: options.logger,
+    });
     for (const chain of options.chains.all()) {
       this.toReconcile.add(chain.chainId);
       const off = chain.head?.onReset(() => this.toReconcile.add(chain.chainId));
@@ -78,23 +84,12 @@ export class TransactionTracker {
   }
 
   start(): void {
-    const loop = () => {
-      this.running = this.tick()
-        .catch((error: unknown) =>
-          this.options.logger.warn({ err: error }, "transaction tracker pass failed"),
-        )
-        .finally(() => {
-          if (this.timer !== undefined) this.timer = setTimeout(loop, this.options.intervalMs);
-        });
-    };
-    this.timer = setTimeout(loop, 0);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
     for (const off of this.unsubscribe.splice(0)) off();
-    await this.running;
+    await this.loop.stop();
   }
 
   /** One pass over every chain; exposed so tests and shutdown can drive it. */

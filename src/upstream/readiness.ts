@@ -1,5 +1,6 @@
 /** Readiness computed in the background from the pools' state and one eth_syncing per chain, never per request. */
 import type { Logger } from "pino";
+import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { ChainRegistry } from "./chain-registry.js";
 
 export interface ChainReadiness {
@@ -23,14 +24,21 @@ export interface Readiness {
 
 export class ReadinessMonitor {
   private syncing = new Map<number, boolean>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly loop: BackgroundLoop;
 
   constructor(
     private readonly chains: ChainRegistry,
-    private readonly intervalMs: number,
+    intervalMs: number,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.loop = new BackgroundLoop({
+      name: "readiness check",
+      everyMs: intervalMs,
+      pass: () => this.check(),
+      logger,
+      unref: true,
+    });
+  }
 
   /** One round of eth_syncing, one call per chain with a healthy upstream. */
   async check(): Promise<void> {
@@ -88,17 +96,10 @@ export class ReadinessMonitor {
   }
 
   start(): void {
-    const loop = () => {
-      this.running = this.check().finally(() => {
-        if (this.timer !== undefined) this.timer = setTimeout(loop, this.intervalMs).unref();
-      });
-    };
-    this.timer = setTimeout(loop, 0).unref();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.loop.stop();
   }
 }

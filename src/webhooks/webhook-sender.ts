@@ -5,6 +5,7 @@ import { isIP, type LookupFunction } from "node:net";
 import type { Logger } from "pino";
 import { Agent, request } from "undici";
 import type { WebhookSettings } from "../config/config.js";
+import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Store } from "../store/database.js";
 import { failureClass, NOT_PUBLIC } from "./failure-class.js";
 import { SIGNATURE_HEADER, signatureHeader } from "./signature.js";
@@ -76,19 +77,22 @@ export class WebhookSender {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly agent: Agent;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly loop: BackgroundLoop;
   private readonly aborts = new AbortController();
   /** Deliveries started and not yet settled, and how many each endpoint and tenant has of them. */
   private readonly inFlight = new Set<Promise<void>>();
   private readonly byEndpoint = new Map<string, number>();
   private readonly byTenant = new Map<string | null, number>();
-  private ticking = false;
-  private kicked = false;
 
   constructor(private readonly options: WebhookSenderOptions) {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.loop = new BackgroundLoop({
+      name: "webhook pass",
+      everyMs: options.settings.intervalMs,
+      pass: () => this.tick(),
+      logger: options.logger,
+    });
     this.agent = new Agent({
       ...(options.settings.allowPrivate ? {} : { connect: { lookup: guardedLookup } }),
       headersTimeout: options.settings.timeoutMs,
@@ -97,39 +101,17 @@ export class WebhookSender {
   }
 
   start(): void {
-    this.timer = setTimeout(this.loop, 0);
+    this.loop.start();
   }
-
-  /** One tick, then the next after the interval (at once when a delivery settled meanwhile). */
-  private readonly loop = (): void => {
-    this.ticking = true;
-    this.running = this.tick()
-      .catch((error: unknown) => this.options.logger.warn({ err: error }, "webhook pass failed"))
-      .finally(() => {
-        this.ticking = false;
-        if (this.timer === undefined) return; // stopped
-        const delay = this.kicked ? 0 : this.options.settings.intervalMs;
-        this.kicked = false;
-        this.timer = setTimeout(this.loop, delay);
-      });
-  };
 
   /** A settled delivery may let the next event of its key go: look again now, not after the interval. */
   private kick(): void {
-    if (this.timer === undefined) return;
-    if (this.ticking) {
-      this.kicked = true;
-      return;
-    }
-    clearTimeout(this.timer);
-    this.timer = setTimeout(this.loop, 0);
+    this.loop.wake();
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
     this.aborts.abort();
-    await this.running;
+    await this.loop.stop();
     await Promise.all(this.inFlight);
     await this.agent.close();
   }
