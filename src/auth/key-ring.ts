@@ -1,4 +1,5 @@
 /** The active keys of the store, in memory: re-read twice a second and on an unknown key (at most 4 times a second). */
+import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { ApiKeyRole } from "../store/schema.js";
 import type { ApiKeyStore } from "./api-keys.js";
 import { hashKey } from "./api-keys.js";
@@ -15,7 +16,7 @@ export class KeyRing {
   private keys = new Map<string, Tenant>();
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly loop: BackgroundLoop;
   private unsubscribe: (() => void) | undefined;
   private readonly listeners = new Set<(active: ReadonlySet<string>) => void>();
 
@@ -23,8 +24,19 @@ export class KeyRing {
     private readonly store: ApiKeyStore,
     private readonly now: () => number = Date.now,
     /** How often the keys are read again regardless of the bus (what makes a missed notification harmless). */
-    private readonly refreshMs: number = REFRESH_MS,
-  ) {}
+    refreshMs: number = REFRESH_MS,
+  ) {
+    this.loop = new BackgroundLoop({
+      name: "key ring refresh",
+      everyMs: refreshMs / 2,
+      firstAfterMs: refreshMs / 2,
+      // The store did not answer: the keys loaded last stay in force until it does (nothing to log
+      // twice a second through an outage the store's own errors already report).
+      pass: () => this.fresh(0).catch(() => {}),
+      logger: { warn: () => {} },
+      unref: true,
+    });
+  }
 
   /** Loads the keys, then re-reads them twice a second in the background (requests never wait for it). */
   async start(): Promise<void> {
@@ -33,17 +45,12 @@ export class KeyRing {
     this.unsubscribe = this.store.onChange(() => {
       this.fresh(0).catch(() => {});
     });
-    this.timer = setInterval(() => {
-      this.fresh(0).catch(() => {
-        // The store did not answer: the keys loaded last stay in force until it does.
-      });
-    }, this.refreshMs / 2);
-    this.timer.unref();
+    this.loop.start();
   }
 
-  stop(): void {
-    clearInterval(this.timer);
+  async stop(): Promise<void> {
     this.unsubscribe?.();
+    await this.loop.stop();
   }
 
   /** Told the ids of the active keys after every read (what holds a revoked key's resources lets go). */

@@ -4,6 +4,7 @@
  * read from there, so neither a failover nor a restart nor another instance loses or repeats one.
  */
 import type { Logger } from "pino";
+import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Store } from "../store/database.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 
@@ -28,8 +29,7 @@ export class PendingPool {
   private readonly now: () => number;
   /** Per chain: until when nodes are watched, and each upstream's node filter id. */
   private readonly watch = new Map<number, { until: number; filters: Map<string, string> }>();
-  private timer: NodeJS.Timeout | undefined;
-  private polling: Promise<void> | undefined;
+  private readonly loop: BackgroundLoop;
   /**
    * When this process last recorded a hash (start counts: rows may be left from before a restart).
    * Once every row that could be is older than the retention, the sweep has nothing to delete and
@@ -40,6 +40,14 @@ export class PendingPool {
   constructor(private readonly options: PendingPoolOptions) {
     this.now = options.now ?? Date.now;
     this.lastRecorded = this.now();
+    this.loop = new BackgroundLoop({
+      name: "pending transactions poll",
+      everyMs: options.pollMs,
+      firstAfterMs: options.pollMs,
+      pass: () => this.poll(),
+      logger: options.logger,
+      unref: true,
+    });
   }
 
   async start(): Promise<void> {
@@ -51,17 +59,11 @@ export class PendingPool {
       .groupBy("chain_id")
       .execute();
     for (const row of rows) await this.activate(row.chain_id);
-    this.timer = setInterval(() => {
-      this.polling ??= this.poll().finally(() => {
-        this.polling = undefined;
-      });
-    }, this.options.pollMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.polling;
+    await this.loop.stop();
   }
 
   /**
