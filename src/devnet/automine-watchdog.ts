@@ -1,6 +1,7 @@
 /** Repairs what an automining anvil's pool gets wrong under a burst: ready transactions it neither mines nor promotes. */
 import type { Logger } from "pino";
 import { type Hex, keccak256, serializeTransaction, type TransactionSerializable } from "viem";
+import { BackgroundLoop } from "../lifecycle/background-loop.js";
 
 export interface AutomineWatchdogOptions {
   url: string;
@@ -87,7 +88,6 @@ function rawOf(tx: PoolTransaction): Hex | undefined {
 export function startAutomineWatchdog(options: AutomineWatchdogOptions): () => void {
   const { url, logger } = options;
   let seen: string | undefined;
-  let running = false;
 
   const stalledSenders = async (queued: Pool): Promise<string[]> => {
     const stalled: string[] = [];
@@ -112,8 +112,6 @@ export function startAutomineWatchdog(options: AutomineWatchdogOptions): () => v
   };
 
   const check = async () => {
-    if (running) return;
-    running = true;
     try {
       if ((await call(url, "anvil_getAutomine")) !== true) {
         seen = undefined;
@@ -147,11 +145,17 @@ export function startAutomineWatchdog(options: AutomineWatchdogOptions): () => v
     } catch {
       // The node is down or restarting: its supervisor deals with that; check again next time.
       seen = undefined;
-    } finally {
-      running = false;
     }
   };
-  const timer = setInterval(() => void check(), options.intervalMs ?? 2_000);
-  timer.unref();
-  return () => clearInterval(timer);
+  const everyMs = options.intervalMs ?? 2_000;
+  const loop = new BackgroundLoop({
+    name: "automine watchdog",
+    everyMs,
+    firstAfterMs: everyMs,
+    pass: check,
+    logger,
+    unref: true,
+  });
+  loop.start();
+  return () => void loop.stop();
 }

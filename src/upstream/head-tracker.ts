@@ -1,12 +1,13 @@
 /** Follows a chain's head block number by polling, so cached "latest" answers live at most one block. */
 import type { Logger } from "pino";
+import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { ClusterBus } from "../store/cluster-bus.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
 export class HeadTracker {
   private current: number | undefined;
   private seenAt = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly loop: BackgroundLoop;
   private polling: Promise<void> | undefined;
   /** Transactions sent through chaingate on this chain (see refresh). */
   private sends = 0;
@@ -21,7 +22,15 @@ export class HeadTracker {
     private readonly pool: UpstreamPool,
     readonly intervalMs: number,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.loop = new BackgroundLoop({
+      name: "head poll",
+      everyMs: intervalMs,
+      pass: () => this.poll(),
+      logger,
+      unref: true,
+    });
+  }
 
   /** The latest head seen, or undefined before the first answer or when it is older than two intervals. */
   get head(): number | undefined {
@@ -140,16 +149,11 @@ export class HeadTracker {
   }
 
   start(): void {
-    const loop = () => {
-      void this.poll().finally(() => {
-        if (this.timer !== undefined) this.timer = setTimeout(loop, this.intervalMs).unref();
-      });
-    };
-    this.timer = setTimeout(loop, 0).unref();
+    this.loop.start();
   }
 
+  /** No poll starts after this (one running is left to end: it only reads). */
   stop(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    void this.loop.stop();
   }
 }
