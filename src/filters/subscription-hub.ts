@@ -1,5 +1,6 @@
 /** eth_subscribe served by the gateway: newHeads and logs from its own head tracker, pending hashes from its pending pool. */
 import type { Logger } from "pino";
+import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { canonicalBase } from "./canonical-base.js";
 import { type LogCriteria, logMatches, toHex } from "./filter-criteria.js";
@@ -33,7 +34,8 @@ interface ChainFeed {
   /** Serialises deliveries so a slow fetch never reorders blocks. */
   queue: Promise<void>;
   unlisten: () => void;
-  pendingTimer: NodeJS.Timeout | undefined;
+  /** Polls the pending pool while the chain has pending subscriptions: one poll at a time, so no hash is sent twice. */
+  pendingLoop: BackgroundLoop | undefined;
   /** Position in the pending pool; undefined until the first read sets it to "now". */
   pendingCursor: number | undefined;
   /** Hashes of the blocks delivered lately, by number: how a reorg is noticed. */
@@ -101,8 +103,8 @@ export class SubscriptionHub {
     if (!feed) return true;
     feed.subs[sub.kind].delete(sub);
     if (feed.subs.newPendingTransactions.size === 0) {
-      clearInterval(feed.pendingTimer);
-      feed.pendingTimer = undefined;
+      void feed.pendingLoop?.stop();
+      feed.pendingLoop = undefined;
     }
     if (feed.subs.newHeads.size + feed.subs.logs.size + feed.subs.newPendingTransactions.size === 0) {
       feed.unlisten();
@@ -122,7 +124,7 @@ export class SubscriptionHub {
         delivered: chain.head?.head,
         queue: Promise.resolve(),
         unlisten: () => {},
-        pendingTimer: undefined,
+        pendingLoop: undefined,
         pendingCursor: undefined,
         hashes: new Map(),
         subs: { newHeads: new Set(), logs: new Set(), newPendingTransactions: new Set() },
@@ -134,11 +136,18 @@ export class SubscriptionHub {
       this.feeds.set(chain.chainId, created);
       feed = created;
     }
-    if (kind === "newPendingTransactions" && !feed.pendingTimer) {
+    if (kind === "newPendingTransactions" && !feed.pendingLoop) {
       const active = feed;
-      active.pendingTimer = setInterval(() => void this.pollPending(chain, active), this.pendingPollMs);
-      active.pendingTimer.unref();
-      void this.pollPending(chain, active);
+      // The first poll begins at once: it takes the cursor the subscription's hashes start after.
+      active.pendingLoop = new BackgroundLoop({
+        name: "pending subscription poll",
+        everyMs: this.pendingPollMs,
+        firstAfterMs: "now",
+        pass: () => this.pollPending(chain, active),
+        logger: this.logger,
+        unref: true,
+      });
+      active.pendingLoop.start();
     }
     return feed;
   }

@@ -82,3 +82,20 @@ it("wake runs the next pass at once, or right after the running one; stop aborts
   expect(signal?.aborted).toBe(false);
   await loop.stop();
 });
+
+it('firstAfterMs "now" begins the first pass within start() itself', async () => {
+  const { logger } = recorder();
+  let begun = 0;
+  const loop = new BackgroundLoop({
+    name: "now",
+    everyMs: 60_000,
+    firstAfterMs: "now",
+    logger,
+    pass: () => {
+      begun++;
+    },
+  });
+  loop.start();
+  expect(begun).toBe(1);
+  await loop.stop();
+});

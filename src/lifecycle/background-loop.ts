@@ -10,8 +10,11 @@ export interface LoopOptions {
   pass: (signal: AbortSignal) => unknown;
   /** Where a failed pass is told; the loop goes on after it. */
   logger: Pick<Logger, "warn">;
-  /** The wait before the first pass (default: at once, on the next turn of the event loop). */
-  firstAfterMs?: number;
+  /**
+   * The wait before the first pass: a number of ms, or "now" to begin the first pass within
+   * start() itself (default 0: on the next turn of the event loop).
+   */
+  firstAfterMs?: number | "now";
   /** Waiting for the next pass does not keep the process alive. */
   unref?: boolean;
 }
@@ -33,7 +36,9 @@ export class BackgroundLoop {
   start(): void {
     if (this.abort.signal.aborted) this.abort = new AbortController();
     this.stopped = false;
-    this.schedule(this.options.firstAfterMs ?? 0);
+    const first = this.options.firstAfterMs ?? 0;
+    if (first === "now") this.run();
+    else this.schedule(first);
   }
 
   /** Runs the next pass now rather than after the pause (after the current one, if one is running). */
@@ -63,8 +68,11 @@ export class BackgroundLoop {
 
   private readonly run = (): void => {
     this.timer = undefined;
-    this.current = Promise.resolve()
-      .then(() => this.options.pass(this.abort.signal))
+    // The pass begins here, synchronously (a throw becomes a rejection, logged like any failure).
+    const signal = this.abort.signal;
+    this.current = (async () => {
+      await this.options.pass(signal);
+    })()
       .then(
         () => undefined,
         (error: unknown) =>

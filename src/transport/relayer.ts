@@ -46,6 +46,7 @@ export class Relayer {
     this.loop = new BackgroundLoop({
       name: "relayer pass",
       everyMs: options.intervalMs,
+      firstAfterMs: "now",
       pass: () => this.tick(),
       logger,
     });
