@@ -80,16 +80,25 @@ describe("AccessLog", () => {
 
   it("redacts secret-looking query parameters and keeps any URL a single line", () => {
     fc.assert(
-      fc.property(fc.string(), fc.string(), (path, secret) => {
-        const { log, lines } = capture();
-        log.record({ ...entry, url: `/${path}?api_key=${encodeURIComponent(secret)}x&a=1`, key: undefined });
-        log.flush();
-        const written = lines();
-        expect(written.length).toBe(1);
-        const parsed = JSON.parse(written[0]!) as { req: { url: string }; key?: string };
-        expect(parsed.req.url.endsWith("?api_key=[redacted]&a=1")).toBe(true);
-        expect(parsed.key).toBeUndefined();
-      }),
+      // A path has no "?": the first one starts the query.
+      fc.property(
+        fc.string().filter((p) => !p.includes("?")),
+        fc.string(),
+        (path, secret) => {
+          const { log, lines } = capture();
+          log.record({
+            ...entry,
+            url: `/${path}?api_key=${encodeURIComponent(secret)}x&a=1`,
+            key: undefined,
+          });
+          log.flush();
+          const written = lines();
+          expect(written.length).toBe(1);
+          const parsed = JSON.parse(written[0]!) as { req: { url: string }; key?: string };
+          expect(parsed.req.url.endsWith("?api_key=[redacted]&a=1")).toBe(true);
+          expect(parsed.key).toBeUndefined();
+        },
+      ),
     );
   });
 
