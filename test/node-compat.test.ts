@@ -27,7 +27,7 @@ import {
 import { type OtherNode, startGanache, startHardhat } from "../src/test-support/other-nodes.js";
 import { specCalls } from "../src/test-support/spec-calls.js";
 import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
-import { ok, PASSWORD, read, settled, waitFor } from "../src/test-support/token-helpers.js";
+import { ok, op, PASSWORD, read, settled, waitFor } from "../src/test-support/token-helpers.js";
 
 /**
  * The same scenarios against Hardhat's node (EDR) and Ganache, as an operator fronting them would
@@ -284,6 +284,26 @@ it("a transport from Hardhat to Ganache is delivered", async () => {
   expect(
     await read(rt, GANACHE, token.address as string, BridgeERC20.abi as Abi, "balanceOf", [DEV_ACCOUNT_2]),
   ).toBe(250n);
+  // A receiver is read on Ganache (eth_getCode) before anything is signed: no code, refused.
+  const refused = await op(rt, "transport_arbitrary_message", {
+    wallet_id: wallet.id,
+    password: PASSWORD,
+    chain_id: HARDHAT,
+    destination_chain_id: GANACHE,
+    destination: DEV_ACCOUNT_2,
+    payload: "0x01",
+  });
+  expect(refused.error?.data?.code).toBe("RECEIVER_NOT_CONTRACT");
+  // The token now has code on Ganache: a message to it is accepted (and signed on Hardhat).
+  const accepted = await op(rt, "transport_arbitrary_message", {
+    wallet_id: wallet.id,
+    password: PASSWORD,
+    chain_id: HARDHAT,
+    destination_chain_id: GANACHE,
+    destination: token.address,
+    payload: "0x01",
+  });
+  expect(accepted.error).toBeUndefined();
 });
 
 it("all 33 spec Native paths answer a result in front of Hardhat, and ethers reads its pending block", async () => {
