@@ -2,6 +2,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { listAudit } from "../audit/audit-log.js";
+import { Nullable } from "../operations/record-schema.js";
 import { PolicyRulesSchema } from "../policies/policy-rules.js";
 import type { PolicyStore } from "../policies/policy-store.js";
 import type { Store } from "../store/database.js";
@@ -40,7 +41,6 @@ const CreatePolicyBody = Type.Object(
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
-const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 const AuditEntrySchema = Type.Object(
   {
     id: Type.String(),

@@ -1,6 +1,6 @@
 /** Turns Ajv's schema errors into one readable sentence naming each bad field, what was sent and what to send. */
 import type { FastifySchemaValidationError } from "fastify";
-import { gotText } from "../rpc/explain-invalid.js";
+import { gotText, listed } from "../rpc/explain-invalid.js";
 
 /** Ajv's error with `verbose` on: the value and the schemas beside the keyword. */
 type VerboseError = FastifySchemaValidationError & {
@@ -15,8 +15,6 @@ function field(error: FastifySchemaValidationError, dataVar: string): string {
   const name = [path, missing ?? extra].filter(Boolean).join(".");
   return name === "" ? dataVar : name;
 }
-
-const listed = (values: readonly unknown[]) => values.map((v) => JSON.stringify(v)).join(", ");
 
 function reason(error: VerboseError, name: string): string {
   const params = error.params as Record<string, unknown>;

@@ -42,7 +42,8 @@ export function gotText(field: string, value: unknown): string {
   return `; got ${preview(value)}`;
 }
 
-const listed = (values: readonly unknown[]) => values.map((v) => JSON.stringify(v)).join(", ");
+/** A closed list as a refusal names it: `"a", "b", "c"`. */
+export const listed = (values: readonly unknown[]) => values.map((v) => JSON.stringify(v)).join(", ");
 
 /** What TypeBox's kinds of mistake ask for, in words (the rest keep TypeBox's own message). */
 function expected(error: ValueError): string | undefined {

@@ -2,7 +2,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { invalidParams } from "../errors/rpc-errors.js";
-import { allowedValues, explainValueError, preview } from "./explain-invalid.js";
+import { allowedValues, explainValueError, listed, preview } from "./explain-invalid.js";
 import type { MethodSpec } from "./method-table.js";
 
 /** A parameter whose value is never repeated back (personal_unlockAccount's and personal_sign's password). */
@@ -52,10 +52,7 @@ export function compileParams(spec: MethodSpec): ParamsValidator {
       if (!check.Check(value)) {
         const first = check.Errors(value).First();
         const allowed = allowedValues(param.schema);
-        const must =
-          allowed === undefined
-            ? describe(param.schema)
-            : `one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`;
+        const must = allowed === undefined ? describe(param.schema) : `one of ${listed(allowed)}`;
         // Inside an object: the field, what was sent there and what it takes.
         const inner =
           first && first.path !== ""
