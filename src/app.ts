@@ -201,6 +201,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     onCall: (method, ok) => deps.metrics.observeRpcCall(method, ok),
     policy: methodPolicy(config.allowMethods, config.denyMethods),
+    syncSend: config.syncSend,
     upstreamGate: new FairGate({
       what: "node calls",
       code: "UPSTREAM_BUSY",

@@ -161,6 +161,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
         filters,
         nodeAccounts,
         guard,
+        syncSend: config.syncSend,
       }),
       metrics: new Metrics({ chains, store, cache, hub, deriver }),
       operations: [

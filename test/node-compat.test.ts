@@ -162,6 +162,36 @@ describe.each([
     expect(await result<string>(rt, "eth_blockNumber", [], q(chainId))).toMatch(/^0x/);
   });
 
+  it("eth_sendRawTransactionSync answers the mined receipt though the node has no such method", async () => {
+    const key = privateKeyToAccount(DEV_PRIVATE_KEY);
+    const nonce = Number(
+      await nodeCall(nodeOf(chainId).url, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]),
+    );
+    const raw = await key.signTransaction({
+      chainId,
+      type: "eip1559",
+      nonce,
+      to: DEV_ACCOUNT_2,
+      value: 1n,
+      gas: 21_000n,
+      maxFeePerGas: 20_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+    });
+    // The node itself does not serve it (asked with bytes it cannot take, so nothing is sent).
+    const direct = await fetch(nodeOf(chainId).url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_sendRawTransactionSync", params: ["0x00"] }),
+    }).then((r) => r.json() as Promise<Envelope>);
+    expect(direct.error?.message ?? "").toMatch(/not (supported|found|exist|available)|unknown|unsupported/i);
+    const answer = await native(rt, "eth_sendRawTransactionSync", [raw, 20_000], q(chainId));
+    expect(answer.error, JSON.stringify(answer.error)).toBeUndefined();
+    const receipt = answer.result as { status: string; transactionHash: string; blockHash: string };
+    expect(receipt.status).toBe("0x1");
+    expect(receipt.transactionHash).toBe(keccak256(raw));
+    expect((await receiptOf(rt, keccak256(raw), q(chainId))).blockHash).toBe(receipt.blockHash);
+  });
+
   it("a raw transaction with a nonce gap does not take the node out of rotation", async () => {
     const key = privateKeyToAccount(DEV_PRIVATE_KEY);
     const nonce = Number(

@@ -64,6 +64,8 @@ export interface Config {
   readonly resendAfterMs: number;
   readonly logRequests: boolean;
   readonly headPollMs: number;
+  /** Synchronous sends (EIP-7966): the wait when none is asked, and the longest one allowed. */
+  readonly syncSend: { readonly defaultMs: number; readonly maxMs: number };
   /** The answer cache's size (`--cache-mb`). */
   readonly cacheBytes: number;
   readonly replaceAfterMs: number;

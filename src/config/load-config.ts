@@ -235,6 +235,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     resendAfterMs: v.resendAfterSeconds * SECOND,
     logRequests: v.logRequests,
     headPollMs: v.headPollMs,
+    syncSend: { defaultMs: Math.min(v.syncSendTimeoutMs, v.syncSendMaxMs), maxMs: v.syncSendMaxMs },
     cacheBytes: v.cacheMb * MIB,
     replaceAfterMs: v.replaceAfterSeconds * SECOND,
     maxFeePerGas: BigInt(v.maxFeeGwei) * GWEI,

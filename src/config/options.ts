@@ -62,6 +62,8 @@ export interface OptionValues {
   resendAfterSeconds: number;
   logRequests: boolean;
   headPollMs: number;
+  syncSendTimeoutMs: number;
+  syncSendMaxMs: number;
   cacheMb: number;
   replaceAfterSeconds: number;
   maxFeeGwei: number;
@@ -439,6 +441,22 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: "--head-poll-ms",
     help: "how often each chain's head is read; bounds how long a cached 'latest' answer can lag a new block",
     parse: integer(20, 60_000),
+  },
+  {
+    key: "syncSendTimeoutMs",
+    default: 2000,
+    env: "CHAINGATE_SYNC_SEND_TIMEOUT_MS",
+    flag: "--sync-send-timeout-ms",
+    help: "how long a synchronous send (eth_sendRawTransactionSync, eth_sendTransactionSync, POST /transaction's wait) waits for its receipt when the caller names no timeout",
+    parse: integer(1, 600_000),
+  },
+  {
+    key: "syncSendMaxMs",
+    default: 60_000,
+    env: "CHAINGATE_SYNC_SEND_MAX_MS",
+    flag: "--sync-send-max-ms",
+    help: "the longest wait a caller may ask of a synchronous send; a longer one waits this long",
+    parse: integer(1, 600_000),
   },
   {
     key: "cacheMb",

@@ -4,6 +4,7 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidParams } from "../errors/rpc-errors.js";
 import type { FilterService } from "../filters/filter-service.js";
 import type { PolicyGuard } from "../policies/policy-guard.js";
+import { awaitReceipt, type SyncSendLimits, syncTimeoutMs } from "../rpc/send-raw.js";
 import type { FeeOracle } from "../tx/fee-oracle.js";
 import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
 import type { SignedOperation, TransactionPipeline } from "../tx/transaction-pipeline.js";
@@ -30,6 +31,8 @@ export interface SignerMethodsOptions {
   nodeAccounts: boolean;
   /** Message signatures ask the policies too (transactions do so in the pipeline). */
   guard: PolicyGuard;
+  /** eth_sendTransactionSync's default and longest wait. */
+  syncSend: SyncSendLimits;
 }
 
 const MESSAGE_HEX = /^0x([0-9a-fA-F]{2})*$/;
@@ -98,6 +101,16 @@ export class SignerMethods {
       case "eth_sendTransaction": {
         const tx = params[0] as TransactionObject;
         return this.forNodeOr(chain, method, params, owner, tx.from, () => this.send(chain, tx, context));
+      }
+      case "eth_sendTransactionSync": {
+        const tx = params[0] as TransactionObject;
+        const timeoutMs = syncTimeoutMs(params[1], this.options.syncSend);
+        // The node's own accounts (devnet switch) send with the node's eth_sendTransaction, then wait alike.
+        const hash = (await this.forNodeOr(chain, "eth_sendTransaction", [tx], owner, tx.from, () =>
+          // One Idempotency-Key space with eth_sendTransaction: a retry of either replays the one send.
+          this.send(chain, tx, context),
+        )) as `0x${string}`;
+        return awaitReceipt(chain, hash, timeoutMs);
       }
       case "personal_unlockAccount": {
         const [address, password, duration] = params as [string, string, string | number | undefined];

@@ -18,6 +18,10 @@ export const RPC_TX_REJECTED = -32010;
 export const RPC_UNAVAILABLE = -32011;
 export const RPC_ADMIN_REQUIRED = -32012;
 export const RPC_METHOD_DENIED = -32013;
+/** EIP-7966: a synchronous send's transaction was not mined within the timeout. */
+export const RPC_SYNC_TIMEOUT = 4;
+/** EIP-7966: a synchronous send's transaction is pooled but cannot be mined yet (a nonce gap). */
+export const RPC_SYNC_NOT_READY = 5;
 /** EIP-1474's "transaction rejected": a signing policy refused the request. */
 export const RPC_POLICY_DENIED = -32003;
 
@@ -316,6 +320,20 @@ export const ERROR_CODES = {
     retry: true,
     meaning:
       "an operation waited for its own transaction and it was not mined in time; `data.tx_hash` is tracked",
+  },
+
+  RECEIPT_TIMEOUT: {
+    status: 504,
+    rpc: RPC_SYNC_TIMEOUT,
+    retry: true,
+    meaning:
+      "a synchronous send (EIP-7966) was sent but not mined within its timeout; `data.tx_hash` is in the pool (and tracked, for custody sends)",
+  },
+  TRANSACTION_NOT_READY: {
+    status: 422,
+    rpc: RPC_SYNC_NOT_READY,
+    meaning:
+      "a synchronous send (EIP-7966) was taken by the node but cannot be mined yet: its nonce is past the account's next (`data.expected_nonce`)",
   },
 
   // Policies, audit and webhooks

@@ -42,6 +42,7 @@ export const transactionRoutes: FastifyPluginAsync<TransactionRoutesOptions> = a
             422: ProblemSchema,
             429: ProblemSchema,
             503: ProblemSchema,
+            504: ProblemSchema,
           },
         },
         config: { rateGroup: "sign" },

@@ -1,5 +1,4 @@
 /** Executes one JSON-RPC call on a chain: look up the method row, validate, then answer or forward. */
-import { keccak256 } from "viem";
 import { classifyNodeError } from "../errors/node-errors.js";
 import { methodNotFound, NodeRpcError } from "../errors/rpc-errors.js";
 import type { LogCriteria } from "../filters/filter-criteria.js";
@@ -13,6 +12,7 @@ import { blockNumberNotBehind, latestBlockNotBehind } from "./monotonic-head.js"
 import { completePendingBlock, WHEN_UNSUPPORTED } from "./node-gaps.js";
 import { RESULT_NORMALIZERS } from "./normalize-results.js";
 import type { JsonText, ResponseCache } from "./response-cache.js";
+import { type SyncSendLimits, sendRaw, sendRawSync, syncTimeoutMs } from "./send-raw.js";
 import { compileParams, type ParamsValidator } from "./validate-params.js";
 
 export interface DispatcherDeps {
@@ -43,7 +43,11 @@ export interface DispatcherDeps {
    * of the tenant with the fewest in flight, so one tenant's flood cannot queue everyone else.
    */
   upstreamGate?: FairGate;
+  /** eth_sendRawTransactionSync's default and longest wait (EIP-7966). */
+  syncSend?: SyncSendLimits;
 }
+
+const SYNC_SEND_DEFAULTS: SyncSendLimits = { defaultMs: 2_000, maxMs: 60_000 };
 
 /** Methods whose answers carry a block number the head tracker can learn from. */
 function observedHead(method: string, result: unknown): number | undefined {
@@ -176,7 +180,7 @@ export class RpcDispatcher {
           idempotencyKey: context.idempotencyKey,
         });
       } finally {
-        if (method === "eth_sendTransaction") chain.head?.refresh();
+        if (method.startsWith("eth_sendTransaction")) chain.head?.refresh();
       }
     }
     if (method === "eth_getLogs")
@@ -185,11 +189,19 @@ export class RpcDispatcher {
       try {
         const hash = await fair(() => sendRaw(chain, checked[0] as `0x${string}`));
         // Sent through us: pending filters see it even if no node filter reports it.
-        if (typeof hash === "string") await this.deps.filters.noteSent(chain, hash);
+        await this.deps.filters.noteSent(chain, hash);
         return hash;
       } finally {
         chain.head?.refresh();
       }
+    }
+    if (method === "eth_sendRawTransactionSync") {
+      const timeoutMs = syncTimeoutMs(checked[1], this.deps.syncSend ?? SYNC_SEND_DEFAULTS);
+      // Only the send takes a node slot; the wait holds none (the head tracker's lookups serve every waiter).
+      return sendRawSync(chain, checked[0] as `0x${string}`, timeoutMs, {
+        send: (work) => fair(work),
+        sent: (hash) => this.deps.filters.noteSent(chain, hash),
+      });
     }
     const fetch = async () => {
       let result = await fair(() => chain.pool.call({ method, params: checked })).catch((error: unknown) =>
@@ -207,23 +219,5 @@ export class RpcDispatcher {
     };
     if (spec.cache === "none") return fetch();
     return this.deps.cache.get(chain.chainId, chain.head?.head, spec, checked, fetch);
-  }
-}
-
-async function sendRaw(chain: Chain, raw: `0x${string}`): Promise<unknown> {
-  try {
-    return await chain.pool.call({ method: "eth_sendRawTransaction", params: [raw] });
-  } catch (error) {
-    if (!(error instanceof NodeRpcError)) throw error;
-    const hash = keccak256(raw);
-    // After a failover the same bytes may already be in the pool: the client's send did succeed.
-    if (classifyNodeError(error.message, error.rpcCode, error.data) === "already_known") return hash;
-    // Whatever the words (Ganache answers a resend "transaction underpriced", Hardhat a mined one
-    // "Nonce too low"), a node that has these very bytes took them: the chain says so, not the message.
-    const known = await chain.pool
-      .call({ method: "eth_getTransactionByHash", params: [hash] })
-      .catch(() => null);
-    if (known !== null) return hash;
-    throw error;
   }
 }

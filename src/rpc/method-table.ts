@@ -18,6 +18,7 @@ import {
   StateOverride,
   StorageSlot,
   StorageSlots,
+  SyncTimeout,
   TransactionObject,
 } from "./param-schemas.js";
 
@@ -294,6 +295,13 @@ const CLIENT_METHODS: Row[] = [
     "block",
   ],
   [
+    "eth_sendRawTransactionSync",
+    "Submits a signed transaction and answers its receipt once mined (EIP-7966), over any node; error code 4 when the timeout passes first.",
+    [req("transaction", NonEmptyData), opt("timeout", SyncTimeout)],
+    "upstream",
+    "none",
+  ],
+  [
     "eth_createAccessList",
     "Returns the access list a transaction would use.",
     [req("transaction", CallObject), block],
@@ -348,6 +356,13 @@ const SIGNER_METHODS: Row[] = [
     "eth_signTransaction",
     "Signs a transaction with a custody address without sending it; returns the raw bytes.",
     [req("transaction", TransactionObject)],
+    "custody",
+    "none",
+  ],
+  [
+    "eth_sendTransactionSync",
+    "Signs with the caller's custody address `from`, sends through the transaction pipeline, and answers the receipt once mined (eth_sendRawTransactionSync's wait and errors).",
+    [req("transaction", TransactionObject), opt("timeout", SyncTimeout)],
     "custody",
     "none",
   ],

@@ -107,6 +107,11 @@ export const TransactionObject = Type.Object(
   { from: Address, ...transactionFields },
   { title: "transaction object", additionalProperties: false },
 );
+/** EIP-7966's wait in milliseconds: a hex quantity, or the JSON number viem and the EIP's examples send. */
+export const SyncTimeout = Type.Union([Quantity, Type.Integer({ minimum: 0, maximum: 86_400_000 })], {
+  title: "timeout",
+  description: "milliseconds to wait for the receipt (hex or integer); absent or 0: the operator's default",
+});
 export const StateOverride = Type.Record(Type.String({ pattern: "^0x[0-9a-fA-F]{40}$" }), Type.Unknown(), {
   title: "state override",
 });

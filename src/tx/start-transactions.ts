@@ -53,7 +53,13 @@ export function startTransactions(
     signers,
   });
   const idempotency = new IdempotencyStore(store);
-  const transactions = new TransactionService({ wallets: deps.wallets, chains, pipeline, idempotency });
+  const transactions = new TransactionService({
+    wallets: deps.wallets,
+    chains,
+    pipeline,
+    idempotency,
+    syncSend: config.syncSend,
+  });
   const tracker = new TransactionTracker({
     store,
     chains,

@@ -37,11 +37,39 @@ export const CreateTransactionBody = Type.Object(
         description: "send on another configured chain (default: the home chain; X-Chain-Id works too)",
       }),
     ),
+    wait_ms: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 86_400_000,
+        description:
+          "wait up to this many milliseconds (at most the operator's --sync-send-max-ms) and answer the receipt too; " +
+          "past it, 504 RECEIPT_TIMEOUT with `tx_hash` (the transaction stays tracked). Not part of the Idempotency-Key's body",
+      }),
+    ),
   },
   { additionalProperties: false, title: "Create transaction" },
 );
 
-export const TransactionResult = Type.Object({ tx_hash: Type.String() }, { title: "Transaction result" });
+export const TransactionResult = Type.Object(
+  {
+    tx_hash: Type.String(),
+    receipt: Type.Optional(
+      Type.Object(
+        {
+          transactionHash: Type.String(),
+          blockHash: Type.String(),
+          blockNumber: Type.String(),
+          status: Type.Optional(Type.String({ description: '"0x1" success, "0x0" reverted' })),
+        },
+        {
+          additionalProperties: true,
+          description: "with `wait_ms`: the receipt as the node answers eth_getTransactionReceipt",
+        },
+      ),
+    ),
+  },
+  { title: "Transaction result" },
+);
 
 export const TransferFilterSchema = Type.Object(
   {

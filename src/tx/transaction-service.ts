@@ -1,6 +1,7 @@
 /** POST /transaction: unlock the wallet's key, then send through the pipeline, once per Idempotency-Key. */
 import { badRequest } from "../errors/chaingate-error.js";
 import { parseAddress, parseHexData, parseWei } from "../operations/parse-input.js";
+import { awaitReceipt, type SyncSendLimits, syncTimeoutMs } from "../rpc/send-raw.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import { type IdempotencyStore, requestHash } from "./idempotency.js";
@@ -12,6 +13,8 @@ export interface TransactionBody {
   index?: number | null | undefined;
   transaction: { to?: string | null | undefined; data?: string | undefined; value?: string | undefined };
   chain_id?: number | string | undefined;
+  /** Answer the receipt too, waiting up to this long (see SyncSendLimits). */
+  wait_ms?: number | undefined;
 }
 
 export interface TransactionServiceOptions {
@@ -19,6 +22,7 @@ export interface TransactionServiceOptions {
   chains: ChainRegistry;
   pipeline: TransactionPipeline;
   idempotency: IdempotencyStore;
+  syncSend: SyncSendLimits;
 }
 
 export class TransactionService {
@@ -58,7 +62,8 @@ export class TransactionService {
       // Keys are per tenant: another key's identical Idempotency-Key neither replays nor collides.
       owner === null ? "POST /transaction" : `POST /transaction#${owner}`,
       context.idempotencyKey,
-      () => requestHash(body, { chain: chain.chainId }),
+      // How long this caller waits is not what it asked to send: a retry with another wait replays.
+      () => requestHash(withoutWait(body), { chain: chain.chainId }),
       async () => {
         const signer = await wallets.unlock(walletId, index, password, owner);
         const submitted = await pipeline.submit({
@@ -80,6 +85,14 @@ export class TransactionService {
         await wallets.unlock(walletId, index, password, owner);
       },
     );
-    return result;
+    if (result.status !== 200 || body.wait_ms === undefined) return result;
+    const txHash = (result.body as { tx_hash: `0x${string}` }).tx_hash;
+    const receipt = await awaitReceipt(chain, txHash, syncTimeoutMs(body.wait_ms, this.options.syncSend));
+    return { status: 200, body: { tx_hash: txHash, receipt } };
   }
+}
+
+function withoutWait(body: TransactionBody): Omit<TransactionBody, "wait_ms"> {
+  const { wait_ms: _wait, ...rest } = body;
+  return rest;
 }
