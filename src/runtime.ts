@@ -98,7 +98,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     // Unattended addresses can always be re-signed for a fee bump, with no unlock in memory.
     const fallbackSigner = (address: string) => custody.unattendedSigner(address).catch(() => undefined);
     const { webhooks, balances } = startWebhooks(config, { store, chains, ...life });
-    const { fees, pipeline, idempotency, transactions, tracker, policies, guard } = startTransactions(
+    const { fees, pipeline, idempotency, transactions, tracker, policies, guard, filler } = startTransactions(
       config,
       {
         store,
@@ -162,6 +162,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
         nodeAccounts,
         guard,
         syncSend: config.syncSend,
+        filler,
       }),
       metrics: new Metrics({ chains, store, cache, hub, deriver }),
       operations: [

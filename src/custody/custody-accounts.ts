@@ -116,6 +116,15 @@ export class CustodyAccounts {
     };
   }
 
+  /** The wallet and index of the tenant's address, locked or not; undefined when it is not theirs. */
+  async holder(
+    owner: string | null,
+    address: string,
+  ): Promise<{ walletId: string; index: number } | undefined> {
+    const found = await this.find(owner, address);
+    return found ? { walletId: found.walletId, index: found.index } : undefined;
+  }
+
   /** Whether the tenant holds this address (so a caller can decide to forward to a node instead). */
   async owns(owner: string | null, address: string): Promise<boolean> {
     return (await this.find(owner, address)) !== undefined;

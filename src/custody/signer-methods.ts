@@ -6,12 +6,18 @@ import type { FilterService } from "../filters/filter-service.js";
 import type { PolicyGuard } from "../policies/policy-guard.js";
 import { awaitReceipt, type SyncSendLimits, syncTimeoutMs } from "../rpc/send-raw.js";
 import type { FeeOracle } from "../tx/fee-oracle.js";
+import type { TransactionFiller } from "../tx/fill-transaction.js";
 import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
 import type { SignedOperation, TransactionPipeline } from "../tx/transaction-pipeline.js";
 import { nodeUnavailable } from "../tx/tx-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import type { CustodyAccounts } from "./custody-accounts.js";
-import { readTransaction, settleFees, type TransactionObject } from "./transaction-request.js";
+import {
+  type FeeChoice,
+  readTransaction,
+  settleFees,
+  type TransactionObject,
+} from "./transaction-request.js";
 import { readTypedData } from "./typed-data.js";
 
 export interface SignerContext {
@@ -33,6 +39,8 @@ export interface SignerMethodsOptions {
   guard: PolicyGuard;
   /** eth_sendTransactionSync's default and longest wait. */
   syncSend: SyncSendLimits;
+  /** eth_fillTransaction for custody addresses. */
+  filler: TransactionFiller;
 }
 
 const MESSAGE_HEX = /^0x([0-9a-fA-F]{2})*$/;
@@ -40,6 +48,8 @@ const MESSAGE_HEX = /^0x([0-9a-fA-F]{2})*$/;
 /** personal_sign's data is hex bytes; plain text (as some clients send) is signed as its UTF-8 bytes. */
 const messageOf = (data: string): { raw: Hex } | string =>
   MESSAGE_HEX.test(data) ? { raw: data as Hex } : data;
+
+const isOracleChoice = (choice: FeeChoice): boolean => choice.kind === "auto" && !choice.legacy;
 
 export class SignerMethods {
   constructor(private readonly options: SignerMethodsOptions) {}
@@ -112,6 +122,13 @@ export class SignerMethods {
         )) as `0x${string}`;
         return awaitReceipt(chain, hash, timeoutMs);
       }
+      case "eth_fillTransaction": {
+        const tx = params[0] as Partial<TransactionObject>;
+        const holder = tx.from === undefined ? undefined : await accounts.holder(owner, tx.from);
+        // Not the tenant's custody address: the node fills it as it would for anyone.
+        if (holder === undefined) return chain.pool.call({ method, params: [...params] });
+        return this.fill(chain, { ...tx, from: tx.from! }, owner, holder.walletId);
+      }
       case "personal_unlockAccount": {
         const [address, password, duration] = params as [string, string, string | number | undefined];
         const seconds = duration === undefined || duration === null ? undefined : Number(BigInt(duration));
@@ -174,20 +191,8 @@ export class SignerMethods {
   ): Promise<SignedOperation> {
     const request = readTransaction(tx, chain.chainId);
     const signer = await this.options.accounts.signer(owner, request.from);
-    let current: Awaited<ReturnType<FeeOracle["get"]>> | undefined;
-    if (request.fees.kind !== "legacy") {
-      try {
-        current = await this.options.fees.get(chain);
-      } catch (error) {
-        throw error instanceof ChaingateError
-          ? error
-          : nodeUnavailable(`reading fees: ${(error as Error).message}`);
-      }
-    }
-    const fees =
-      request.fees.kind === "legacy"
-        ? { type: "legacy" as const, gasPrice: request.fees.gasPrice }
-        : settleFees(request.fees, current!);
+    // Left to the pipeline (the oracle's) unless the caller fixed something, a legacy type included.
+    const fees = isOracleChoice(request.fees) ? undefined : await this.settledFees(chain, request.fees);
     return {
       chain,
       account: signer.account,
@@ -199,11 +204,43 @@ export class SignerMethods {
       kind: "transfer",
       metadata: { via: "eth_sendTransaction" },
       owner,
-      fees,
+      ...(fees === undefined ? {} : { fees }),
       ...(request.gas === undefined ? {} : { gas: request.gas }),
       ...(request.nonce === undefined ? {} : { nonce: request.nonce }),
       ...(request.accessList === undefined ? {} : { accessList: request.accessList }),
     };
+  }
+
+  /** The transaction as chaingate would sign it now; nothing is signed, reserved or audited. */
+  private async fill(chain: Chain, tx: TransactionObject, owner: string | null, walletId: string) {
+    const request = readTransaction(tx, chain.chainId);
+    // Left to the pipeline (the oracle's) unless the caller fixed something, a legacy type included.
+    const fees = isOracleChoice(request.fees) ? undefined : await this.settledFees(chain, request.fees);
+    return this.options.filler.fill({
+      chain,
+      from: request.from,
+      to: request.to,
+      data: request.data,
+      value: request.value,
+      walletId,
+      owner,
+      ...(fees === undefined ? {} : { fees }),
+      ...(request.gas === undefined ? {} : { gas: request.gas }),
+      ...(request.nonce === undefined ? {} : { nonce: request.nonce }),
+      ...(request.accessList === undefined ? {} : { accessList: request.accessList }),
+    });
+  }
+
+  /** The caller's fee choice completed with the oracle's current fees. */
+  private async settledFees(chain: Chain, choice: FeeChoice) {
+    if (choice.kind === "legacy") return { type: "legacy" as const, gasPrice: choice.gasPrice };
+    try {
+      return settleFees(choice, await this.options.fees.get(chain));
+    } catch (error) {
+      throw error instanceof ChaingateError
+        ? error
+        : nodeUnavailable(`reading fees: ${(error as Error).message}`);
+    }
   }
 
   /** Through the one pipeline, once per Idempotency-Key, exactly as POST /transaction. */

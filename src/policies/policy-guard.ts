@@ -86,8 +86,16 @@ export class PolicyGuard {
     this.isEndpoint = options.isEndpoint ?? (() => false);
   }
 
-  /** The rules that need no counting; a refusal is audited (and announced) before it is thrown. */
-  async admit(request: SigningRequest): Promise<Admission> {
+  /**
+   * What `admit` would decide, without auditing or refusing anything (eth_fillTransaction's dry run):
+   * the rules that need no counting. Rolling limits are counted only when a signature is made.
+   */
+  async judge(request: SigningRequest): Promise<Denial | undefined> {
+    const { policies, facts } = await this.factsOf(request);
+    return checkTransaction(policies, facts);
+  }
+
+  private async factsOf(request: SigningRequest) {
     const policies = await this.options.policies.applying(request.walletId, request.apiKeyId);
     const to = request.to?.toLowerCase() ?? null;
     const toEndpoint = to !== null && this.isEndpoint(request.chainId, to);
@@ -100,6 +108,12 @@ export class PolicyGuard {
       call: decodeCall(to, request.data, toEndpoint),
       toEndpoint,
     };
+    return { policies, facts };
+  }
+
+  /** The rules that need no counting; a refusal is audited (and announced) before it is thrown. */
+  async admit(request: SigningRequest): Promise<Admission> {
+    const { policies, facts } = await this.factsOf(request);
     const denial = checkTransaction(policies, facts);
     if (denial) {
       await this.refused({ request, facts, limits: [] }, denial);

@@ -66,7 +66,7 @@ function observedHead(method: string, result: unknown): number | undefined {
 }
 
 /** Custody methods that neither sign nor derive a key: outside the "sign" budget. */
-const NOT_SIGNING = new Set(["eth_accounts", "personal_lockAccount"]);
+const NOT_SIGNING = new Set(["eth_accounts", "personal_lockAccount", "eth_fillTransaction"]);
 
 /** Who is calling: the tenant whose filters and quotas apply (API key id, or `ip:<address>` without keys). */
 export interface CallContext {

@@ -360,6 +360,13 @@ const SIGNER_METHODS: Row[] = [
     "none",
   ],
   [
+    "eth_fillTransaction",
+    "Fills a transaction as chaingate would sign it (nonce from the ledger, fees, gas with its margin, the policy decision); answers {raw (unsigned), tx, policy}. Other addresses go to the node.",
+    [req("transaction", CallObject)],
+    "custody",
+    "none",
+  ],
+  [
     "eth_sendTransactionSync",
     "Signs with the caller's custody address `from`, sends through the transaction pipeline, and answers the receipt once mined (eth_sendRawTransactionSync's wait and errors).",
     [req("transaction", TransactionObject), opt("timeout", SyncTimeout)],

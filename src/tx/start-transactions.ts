@@ -9,6 +9,7 @@ import type { Store } from "../store/database.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import { FeeOracle } from "./fee-oracle.js";
+import { TransactionFiller } from "./fill-transaction.js";
 import { IdempotencyStore } from "./idempotency.js";
 import { NonceLedger } from "./nonce-ledger.js";
 import { SignerRegistry } from "./signer-registry.js";
@@ -24,6 +25,7 @@ export interface Transactions {
   tracker: TransactionTracker;
   policies: PolicyStore;
   guard: PolicyGuard;
+  filler: TransactionFiller;
 }
 
 export function startTransactions(
@@ -77,5 +79,6 @@ export function startTransactions(
   // Started before the app answers: stored but unsent transactions (a crash) go out at once.
   tracker.start();
   shutdown.add("tracker", () => tracker.stop());
-  return { fees, pipeline, idempotency, transactions, tracker, policies, guard };
+  const filler = new TransactionFiller({ ledger, fees, guard, gasMarginPercent: config.gasMarginPercent });
+  return { fees, pipeline, idempotency, transactions, tracker, policies, guard, filler };
 }

@@ -2,7 +2,6 @@
 import type { Transaction } from "kysely";
 import type { Logger } from "pino";
 import { type AccessList, type Hex, keccak256, type LocalAccount, type TransactionSerializable } from "viem";
-import { ChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import {
   type Admission,
@@ -16,17 +15,16 @@ import { rowId } from "../store/row-id.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { recordEvent } from "../webhooks/outbox.js";
+import { estimateGas } from "./estimate-gas.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
 import { currentIdempotencyRef } from "./idempotency.js";
 import type { NonceLedger } from "./nonce-ledger.js";
 import type { SignerRegistry } from "./signer-registry.js";
 import { transactionEvent } from "./transaction-event.js";
 import {
-  estimationFailed,
-  insufficientFunds,
+  asFault,
   isAlreadyKnown,
   isNonceConflict,
-  nodeUnavailable,
   nonceNotNext,
   SignedNotSentError,
   sendRejected,
@@ -76,15 +74,8 @@ export interface PipelineOptions {
   now?: () => number;
 }
 
-/** Intrinsic gas of a transaction with no data to an account with no code. */
-const PLAIN_TRANSFER_GAS = 21_000n;
-/** Addresses up to here are (or may become) precompiles, which run code for a plain transfer. */
-const PRECOMPILES = 0xffffn;
-
 /** A nonce taken by someone else is retried with a fresh one, a bounded number of times. */
 const NONCE_RETRIES = 3;
-
-const hex = (n: bigint): Hex => `0x${n.toString(16)}`;
 
 /** Group-commit lock keys: the row a job locks first (see GroupCommit). */
 const ledgerKey = (chainId: number, address: string) => `ledger:${chainId}:${address.toLowerCase()}`;
@@ -253,17 +244,23 @@ export class TransactionPipeline {
 
   /** Gas, fees and a synced ledger: what every signature needs before a nonce is taken. */
   private async prepare(op: SignedOperation): Promise<{ gas: bigint; fees: Fees }> {
-    const gas = op.gas ?? (await this.estimate(op));
+    const gas =
+      op.gas ??
+      (await estimateGas(
+        op.chain,
+        { from: op.account.address, to: op.to, data: op.data, value: op.value, accessList: op.accessList },
+        this.options.gasMarginPercent,
+      ));
     let fees: Fees;
     try {
       fees = op.fees ?? (await this.options.fees.get(op.chain));
     } catch (error) {
-      throw this.translateFault(error, "reading fees");
+      throw asFault(error, "reading fees");
     }
     try {
       await this.options.ledger.ensureSynced(op.chain, op.account.address);
     } catch (error) {
-      throw this.translateFault(error, "reading the account nonce");
+      throw asFault(error, "reading the account nonce");
     }
     return { gas, fees };
   }
@@ -271,61 +268,6 @@ export class TransactionPipeline {
   /** After the tracker reconciled (chain, address) with the chain: see NonceLedger.realign. */
   async realignNonce(chain: Chain, address: string, chainPending: number): Promise<void> {
     await this.options.ledger.realign(chain.chainId, address, chainPending);
-  }
-
-  private async estimate(op: SignedOperation): Promise<bigint> {
-    const plain = await this.plainTransferGas(op);
-    if (plain !== undefined) return plain;
-    const call = {
-      from: op.account.address,
-      ...(op.to === null ? {} : { to: op.to }),
-      data: op.data,
-      value: hex(op.value),
-    };
-    try {
-      const estimate = BigInt(
-        String(await op.chain.pool.call({ method: "eth_estimateGas", params: [call, "pending"] })),
-      );
-      return (estimate * BigInt(100 + this.options.gasMarginPercent)) / 100n;
-    } catch (error) {
-      if (error instanceof NodeRpcError) throw estimationFailed(error);
-      throw this.translateFault(error, "estimating gas");
-    }
-  }
-
-  /**
-   * A value transfer with no data to an address with no code costs exactly 21,000 gas: two state
-   * reads (code and balance at `latest`) answer what eth_estimateGas would. An estimate runs the
-   * call on the pending block, whose cost on some nodes (anvil) grows with the pool and history;
-   * the reads stay constant (#17: the bench's later rounds no longer slow down). Precompile
-   * addresses (which run code) and delegated EOAs (EIP-7702 code) are estimated as before, and so
-   * is anything with an access list. At `latest` a balance can be stale by the pending block: a
-   * send it let through that the pool then refuses takes the refusal path (nonce given back or
-   * filled), as any node refusal does.
-   */
-  private async plainTransferGas(op: SignedOperation): Promise<bigint | undefined> {
-    if (op.to === null || op.data !== "0x" || op.accessList !== undefined || BigInt(op.to) <= PRECOMPILES)
-      return undefined;
-    let code: unknown;
-    let balance: unknown;
-    try {
-      [code, balance] = await Promise.all([
-        op.chain.pool.call({ method: "eth_getCode", params: [op.to, "latest"], batch: true }),
-        op.chain.pool.call({ method: "eth_getBalance", params: [op.account.address, "latest"], batch: true }),
-      ]);
-    } catch (error) {
-      throw this.translateFault(error, "reading the recipient's code");
-    }
-    if (code !== "0x") return undefined;
-    // What eth_estimateGas refuses without fees: a value above the balance.
-    if (BigInt(String(balance)) < op.value) throw insufficientFunds(BigInt(String(balance)), op.value);
-    return PLAIN_TRANSFER_GAS;
-  }
-
-  private translateFault(error: unknown, doing: string): ChaingateError {
-    if (error instanceof ChaingateError && (!error.retryable || error.code === "STORE_UNAVAILABLE"))
-      return error;
-    return nodeUnavailable(`${doing}: ${(error as Error).message}`);
   }
 
   /**

@@ -1,0 +1,77 @@
+/** The gas limit chaingate signs with: the node's estimate plus the operator's margin, or 21,000 for a plain transfer. */
+import type { AccessList, Hex } from "viem";
+import { NodeRpcError } from "../errors/rpc-errors.js";
+import type { Chain } from "../upstream/chain-registry.js";
+import { asFault, estimationFailed, insufficientFunds } from "./tx-errors.js";
+
+/** What a gas estimate depends on. */
+export interface GasCall {
+  from: Hex;
+  /** null deploys `data`. */
+  to: Hex | null;
+  data: Hex;
+  value: bigint;
+  accessList?: AccessList | undefined;
+}
+
+/** Intrinsic gas of a transaction with no data to an account with no code. */
+const PLAIN_TRANSFER_GAS = 21_000n;
+/** Addresses up to here are (or may become) precompiles, which run code for a plain transfer. */
+const PRECOMPILES = 0xffffn;
+
+const hex = (n: bigint): Hex => `0x${n.toString(16)}`;
+
+/** Gas limit = estimate x (100 + margin) / 100; a revert is ESTIMATION_FAILED, a fault NODE_UNAVAILABLE. */
+export async function estimateGas(chain: Chain, call: GasCall, marginPercent: number): Promise<bigint> {
+  const plain = await plainTransferGas(chain, call);
+  if (plain !== undefined) return plain;
+  const asked = {
+    from: call.from,
+    ...(call.to === null ? {} : { to: call.to }),
+    data: call.data,
+    value: hex(call.value),
+  };
+  try {
+    const estimate = BigInt(
+      String(await chain.pool.call({ method: "eth_estimateGas", params: [asked, "pending"] })),
+    );
+    return (estimate * BigInt(100 + marginPercent)) / 100n;
+  } catch (error) {
+    if (error instanceof NodeRpcError) throw estimationFailed(error);
+    throw asFault(error, "estimating gas");
+  }
+}
+
+/**
+ * A value transfer with no data to an address with no code costs exactly 21,000 gas: two state
+ * reads (code and balance at `latest`) answer what eth_estimateGas would. An estimate runs the
+ * call on the pending block, whose cost on some nodes (anvil) grows with the pool and history;
+ * the reads stay constant (#17: the bench's later rounds no longer slow down). Precompile
+ * addresses (which run code) and delegated EOAs (EIP-7702 code) are estimated as before, and so
+ * is anything with an access list. At `latest` a balance can be stale by the pending block: a
+ * send it let through that the pool then refuses takes the refusal path (nonce given back or
+ * filled), as any node refusal does.
+ */
+async function plainTransferGas(chain: Chain, call: GasCall): Promise<bigint | undefined> {
+  if (
+    call.to === null ||
+    call.data !== "0x" ||
+    call.accessList !== undefined ||
+    BigInt(call.to) <= PRECOMPILES
+  )
+    return undefined;
+  let code: unknown;
+  let balance: unknown;
+  try {
+    [code, balance] = await Promise.all([
+      chain.pool.call({ method: "eth_getCode", params: [call.to, "latest"], batch: true }),
+      chain.pool.call({ method: "eth_getBalance", params: [call.from, "latest"], batch: true }),
+    ]);
+  } catch (error) {
+    throw asFault(error, "reading the recipient's code");
+  }
+  if (code !== "0x") return undefined;
+  // What eth_estimateGas refuses without fees: a value above the balance.
+  if (BigInt(String(balance)) < call.value) throw insufficientFunds(BigInt(String(balance)), call.value);
+  return PLAIN_TRANSFER_GAS;
+}
