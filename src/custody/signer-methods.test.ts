@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { parseTransaction, recoverMessageAddress, recoverTransactionAddress } from "viem";
+import { keccak256, parseTransaction, recoverMessageAddress, recoverTransactionAddress } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { connect } from "../test-support/abuse-helpers.js";
 import { type Envelope, receiptOf, result } from "../test-support/chain-helpers.js";
@@ -214,7 +214,7 @@ describeEachStore("custody signer methods", (target) => {
     expect((await receiptOf(rt, dynamic.result as string)).status).toBe("0x1");
   });
 
-  it("eth_signTransaction signs without sending and takes no nonce from the ledger", async () => {
+  it("eth_signTransaction signs without sending, records nothing, and its nonce carries no other payload", async () => {
     const { addresses } = await newWallet(rt);
     const address = addresses[0]!;
     await rpc(rt, "personal_unlockAccount", [address, PASSWORD, 600]);
@@ -223,9 +223,13 @@ describeEachStore("custody signer methods", (target) => {
     expect(parsed).toMatchObject({ nonce: 0, value: 7n, chainId: 1001 });
     expect(await recoverTransactionAddress({ serializedTransaction: raw as never })).toBe(address);
     expect(await recorded(rt, address)).toBe(0);
-    // Nothing was reserved: the next send takes the same nonce.
+    // Nonce 0 carries those bytes and no other payload (#36's nonce guard): the next send broadcasts
+    // them, since nothing else may fill nonce 0, and takes nonce 1.
     const hash = (await rpc(rt, "eth_sendTransaction", [sendTx(address)])).result as string;
-    expect((await result<{ nonce: string }>(rt, "eth_getTransactionByHash", [hash])).nonce).toBe("0x0");
+    expect((await result<{ nonce: string }>(rt, "eth_getTransactionByHash", [hash])).nonce).toBe("0x1");
+    expect((await result<{ nonce: string }>(rt, "eth_getTransactionByHash", [keccak256(raw)])).nonce).toBe(
+      "0x0",
+    );
   });
 
   it("eth_signTypedData_v4 takes the document as JSON text or an object; a malformed one is -32602 naming the problem", async () => {

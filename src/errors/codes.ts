@@ -322,6 +322,12 @@ export const ERROR_CODES = {
       "an operation waited for its own transaction and it was not mined in time; `data.tx_hash` is tracked",
   },
 
+  NONCE_ALREADY_SIGNED: {
+    status: 409,
+    rpc: RPC_TX_REJECTED,
+    meaning:
+      "another payload was already signed at this nonce of the address (`data.nonce`, `data.tx_hash`); chaingate signs one per nonce",
+  },
   RECEIPT_TIMEOUT: {
     status: 504,
     rpc: RPC_SYNC_TIMEOUT,

@@ -202,6 +202,16 @@ export interface InstancesTable {
   seen_at: number;
 }
 
+/** A payload eth_signTransaction handed out at a nonce (see tx/nonce-guard.ts); lower-case address. */
+export interface SignedPayloadsTable {
+  chain_id: number;
+  address: string;
+  nonce: number;
+  tx_hash: string;
+  raw: string;
+  created_at: number;
+}
+
 /** An unlock every instance honours until `until` (see custody/cluster-unlocks.ts). */
 export interface UnlocksTable {
   owner: string;
@@ -409,6 +419,7 @@ export interface Database {
   attempt_limits: AttemptLimitsTable;
   unlocks: UnlocksTable;
   instances: InstancesTable;
+  signed_payloads: SignedPayloadsTable;
   subscription_streams: SubscriptionStreamsTable;
   relayer_cursors: RelayerCursorsTable;
   nonce_ledger: NonceLedgerTable;

@@ -94,8 +94,8 @@ export class NonceLedger {
   }
 
   /** The next nonce, read without taking it (eth_signTransaction). */
-  async peek(chainId: number, address: string): Promise<number> {
-    const row = await this.store.db
+  async peek(chainId: number, address: string, db: Db = this.store.db): Promise<number> {
+    const row = await db
       .selectFrom("nonce_ledger")
       .select("next_nonce")
       .where("chain_id", "=", chainId)

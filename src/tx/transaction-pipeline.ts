@@ -18,6 +18,7 @@ import { recordEvent } from "../webhooks/outbox.js";
 import { estimateGas } from "./estimate-gas.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
 import { currentIdempotencyRef } from "./idempotency.js";
+import { NonceGuard, nonceAlreadySigned } from "./nonce-guard.js";
 import type { NonceLedger } from "./nonce-ledger.js";
 import type { SignerRegistry } from "./signer-registry.js";
 import { transactionEvent } from "./transaction-event.js";
@@ -76,6 +77,18 @@ export interface PipelineOptions {
 
 /** A nonce taken by someone else is retried with a fresh one, a bounded number of times. */
 const NONCE_RETRIES = 3;
+/** Nonces handed out by eth_signTransaction a send moves past, at most (more would be a client's loop). */
+const MAX_HANDED_OUT_SKIPS = 64;
+
+/** Thrown inside the recording transaction (so it rolls back) when the allocated nonce was handed out. */
+class NonceHandedOut extends Error {
+  constructor(
+    readonly nonce: number,
+    readonly raw: Hex,
+  ) {
+    super(`nonce ${nonce} was handed out by eth_signTransaction`);
+  }
+}
 
 /** Group-commit lock keys: the row a job locks first (see GroupCommit). */
 const ledgerKey = (chainId: number, address: string) => `ledger:${chainId}:${address.toLowerCase()}`;
@@ -83,6 +96,7 @@ export const transactionKey = (id: string) => `transaction:${id}`;
 
 export class TransactionPipeline {
   private readonly now: () => number;
+  private readonly nonces = new NonceGuard();
 
   constructor(private readonly options: PipelineOptions) {
     this.now = options.now ?? Date.now;
@@ -94,8 +108,16 @@ export class TransactionPipeline {
     const { gas, fees } = await this.prepare(op);
     const admission = await this.options.guard.admit(this.signingRequest(op, gas, fees));
 
-    for (let attempt = 0; ; attempt++) {
-      const row = await this.record(op, gas, fees, admission);
+    for (let attempt = 0, skipped = 0; ; attempt++) {
+      let row: TransactionsTable;
+      try {
+        row = await this.record(op, gas, fees, admission);
+      } catch (error) {
+        if (!(error instanceof NonceHandedOut) || skipped++ >= MAX_HANDED_OUT_SKIPS) throw error;
+        await this.passHandedOut(op, error);
+        attempt--;
+        continue;
+      }
       let refusal: NodeRpcError | undefined;
       try {
         await op.chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw], batch: true });
@@ -120,6 +142,28 @@ export class TransactionPipeline {
       await this.markSent(row);
       return { id: row.id, txHash: row.tx_hash as Hex, nonce: row.nonce, state: "sent" };
     }
+  }
+
+  /**
+   * The ledger's next nonce carries bytes eth_signTransaction handed out: they are that nonce's one
+   * payload, so they are broadcast (whoever holds them may not have sent them yet, and the nonces
+   * after it would wait behind a gap) and the ledger moves past it.
+   */
+  private async passHandedOut(op: SignedOperation, handed: NonceHandedOut): Promise<void> {
+    await op.chain.pool
+      .call({ method: "eth_sendRawTransaction", params: [handed.raw] })
+      .catch((error: unknown) =>
+        this.options.logger.info(
+          { err: error, nonce: handed.nonce },
+          "handed-out transaction not taken on resend (already sent, or refused); moving past its nonce",
+        ),
+      );
+    await this.options.ledger.raiseTo(
+      this.options.store.db,
+      op.chain.chainId,
+      op.account.address,
+      handed.nonce + 1,
+    );
   }
 
   /**
@@ -155,21 +199,33 @@ export class TransactionPipeline {
 
   /**
    * Signs without sending or recording (eth_signTransaction). The nonce is the caller's, or the
-   * ledger's next one read without taking it: nothing is reserved, so no gap can be left; if the
-   * bytes are sent, the next recorded transaction meets "nonce too low" and takes the one after.
+   * ledger's next one not yet handed out: nothing is reserved in the ledger, so no gap can be left.
+   * The bytes are kept as that nonce's one payload (see NonceGuard): a different payload at it is
+   * refused, and a later send that reaches it broadcasts them and takes the next.
    */
   async signOnly(op: SignedOperation): Promise<{ raw: Hex; nonce: number }> {
     const { gas, fees } = await this.prepare(op);
     const admission = await this.options.guard.admit(this.signingRequest(op, gas, fees));
-    const nonce = op.nonce ?? (await this.options.ledger.peek(op.chain.chainId, op.account.address));
-    const raw = await this.sign(op, gas, fees, nonce);
+    const { chainId } = op.chain;
+    const from = op.account.address;
     // Bytes handed back can be broadcast by anyone: they count against the rolling limits as if sent.
-    await this.underPolicy(admission, async (trx) => {
-      await this.options.ledger.lock(trx, op.chain.chainId, op.account.address);
+    return this.underPolicy(admission, async (trx) => {
+      await this.options.ledger.lock(trx, chainId, from);
       await this.options.guard.withinDay(trx, admission);
+      let nonce = op.nonce ?? (await this.options.ledger.peek(chainId, from, trx));
+      let raw = await this.sign(op, gas, fees, nonce);
+      if (op.nonce === undefined) {
+        for (;;) {
+          const handed = await this.nonces.handedOutAt(trx, chainId, from, nonce);
+          if (handed === undefined || handed.txHash === keccak256(raw)) break;
+          nonce++;
+          raw = await this.sign(op, gas, fees, nonce);
+        }
+      }
+      await this.nonces.handOut(trx, chainId, from, nonce, { txHash: keccak256(raw), raw }, this.now());
       await this.options.guard.allowed(trx, admission, null, keccak256(raw));
+      return { raw, nonce };
     });
-    return { raw, nonce };
   }
 
   /** What the policy guard judges: who signs what, with which gas and fees. */
@@ -285,6 +341,11 @@ export class TransactionPipeline {
       const nonce = await ledger.allocate(trx, op.chain.chainId, op.account.address);
       // A caller's own nonce must be the next one; otherwise nothing is recorded (the transaction rolls back).
       if (op.nonce !== undefined && op.nonce !== nonce) throw nonceNotNext(op.nonce, nonce);
+      const handed = await this.nonces.handedOutAt(trx, op.chain.chainId, op.account.address, nonce);
+      if (handed) {
+        if (op.nonce !== undefined) throw nonceAlreadySigned(nonce, handed.txHash);
+        throw new NonceHandedOut(nonce, handed.raw!);
+      }
       await guard.withinDay(trx, admission);
       const row = await this.signAndInsert(trx, op, gas, fees, nonce);
       await guard.allowed(trx, admission, row.id, row.tx_hash);

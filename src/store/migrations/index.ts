@@ -21,6 +21,7 @@ import * as policySpendScopes from "./018-policy-spend-scopes.js";
 import * as unlocks from "./019-unlocks.js";
 import * as instances from "./020-instances.js";
 import * as subscriptionStreams from "./021-subscription-streams.js";
+import * as signedPayloads from "./022-signed-payloads.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -44,4 +45,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "019-unlocks": unlocks,
   "020-instances": instances,
   "021-subscription-streams": subscriptionStreams,
+  "022-signed-payloads": signedPayloads,
 };

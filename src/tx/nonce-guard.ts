@@ -1,0 +1,93 @@
+/**
+ * The nonce-conflict guard (an EVM signer's slashing protection): one payload per (chain, address,
+ * nonce), whichever instance signs, except the tracker's own replacements and cancels.
+ */
+import type { Transaction } from "kysely";
+import { getAddress, type Hex } from "viem";
+import { ChaingateError } from "../errors/chaingate-error.js";
+import type { Database } from "../store/schema.js";
+
+/** A payload already signed at the nonce: its hash, and its bytes when eth_signTransaction handed them out. */
+export interface SignedAt {
+  txHash: Hex;
+  raw: Hex | null;
+}
+
+export function nonceAlreadySigned(nonce: number, txHash: string): ChaingateError {
+  return new ChaingateError(
+    `nonce ${nonce} of this address already carries another signed transaction (${txHash}); ` +
+      "chaingate signs one payload per nonce: send without a nonce, or replace it through chaingate's tracker",
+    { code: "NONCE_ALREADY_SIGNED", data: { nonce, tx_hash: txHash } },
+  );
+}
+
+/** Called inside the transaction that holds the address's nonce-ledger row, so instances take turns. */
+export class NonceGuard {
+  /**
+   * What else was signed at `nonce`: a recorded transaction that is not failed (a failed one was
+   * refused, or its nonce went to another), or bytes eth_signTransaction handed out. Undefined
+   * when nothing was, or only `txHash` itself (the same payload signed again is the same bytes).
+   */
+  async otherAt(
+    trx: Transaction<Database>,
+    chainId: number,
+    address: string,
+    nonce: number,
+    txHash: string,
+  ): Promise<SignedAt | undefined> {
+    const recorded = await trx
+      .selectFrom("transactions")
+      .select("tx_hash")
+      .where("chain_id", "=", chainId)
+      .where("from_address", "=", getAddress(address))
+      .where("nonce", "=", nonce)
+      .where("state", "!=", "failed")
+      .where("tx_hash", "!=", txHash)
+      .executeTakeFirst();
+    if (recorded) return { txHash: recorded.tx_hash as Hex, raw: null };
+    const handed = await this.handedOutAt(trx, chainId, address, nonce);
+    return handed && handed.txHash !== txHash ? handed : undefined;
+  }
+
+  /** Bytes eth_signTransaction handed out at `nonce`, if any. */
+  async handedOutAt(
+    trx: Transaction<Database>,
+    chainId: number,
+    address: string,
+    nonce: number,
+  ): Promise<SignedAt | undefined> {
+    const row = await trx
+      .selectFrom("signed_payloads")
+      .select(["tx_hash", "raw"])
+      .where("chain_id", "=", chainId)
+      .where("address", "=", address.toLowerCase())
+      .where("nonce", "=", nonce)
+      .executeTakeFirst();
+    return row ? { txHash: row.tx_hash as Hex, raw: row.raw as Hex } : undefined;
+  }
+
+  /** Records bytes handed out by eth_signTransaction; a second, different payload at the nonce is refused. */
+  async handOut(
+    trx: Transaction<Database>,
+    chainId: number,
+    address: string,
+    nonce: number,
+    signed: { txHash: Hex; raw: Hex },
+    now: number,
+  ): Promise<void> {
+    const other = await this.otherAt(trx, chainId, address, nonce, signed.txHash);
+    if (other) throw nonceAlreadySigned(nonce, other.txHash);
+    await trx
+      .insertInto("signed_payloads")
+      .values({
+        chain_id: chainId,
+        address: address.toLowerCase(),
+        nonce,
+        tx_hash: signed.txHash,
+        raw: signed.raw,
+        created_at: now,
+      })
+      .onConflict((oc) => oc.columns(["chain_id", "address", "nonce"]).doNothing())
+      .execute();
+  }
+}
