@@ -98,16 +98,14 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     // Unattended addresses can always be re-signed for a fee bump, with no unlock in memory.
     const fallbackSigner = (address: string) => custody.unattendedSigner(address).catch(() => undefined);
     const { webhooks, balances } = startWebhooks(config, { store, chains, ...life });
-    const { fees, pipeline, idempotency, transactions, tracker, policies, guard, filler } = startTransactions(
-      config,
-      {
+    const { fees, pipeline, idempotency, transactions, tracker, policies, guard, filler, authorizations } =
+      startTransactions(config, {
         store,
         chains,
         wallets,
         fallbackSigner,
         ...life,
-      },
-    );
+      });
 
     const embedded = devnet !== undefined;
     const deploy = options.deployContracts === true;
@@ -163,6 +161,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
         guard,
         syncSend: config.syncSend,
         filler,
+        authorizations,
       }),
       metrics: new Metrics({ chains, store, cache, hub, deriver }),
       operations: [

@@ -5,6 +5,8 @@ import { invalidParams } from "../errors/rpc-errors.js";
 import type { FilterService } from "../filters/filter-service.js";
 import type { PolicyGuard } from "../policies/policy-guard.js";
 import { awaitReceipt, type SyncSendLimits, syncTimeoutMs } from "../rpc/send-raw.js";
+import { toRpcAuthorization } from "../tx/authorizations.js";
+import type { CustodyAuthorizations, SignerOf } from "../tx/custody-authorizations.js";
 import type { FeeOracle } from "../tx/fee-oracle.js";
 import type { TransactionFiller } from "../tx/fill-transaction.js";
 import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
@@ -14,6 +16,7 @@ import type { Chain } from "../upstream/chain-registry.js";
 import type { CustodyAccounts } from "./custody-accounts.js";
 import {
   type FeeChoice,
+  readAuthorizationList,
   readTransaction,
   settleFees,
   type TransactionObject,
@@ -41,6 +44,8 @@ export interface SignerMethodsOptions {
   syncSend: SyncSendLimits;
   /** eth_fillTransaction for custody addresses. */
   filler: TransactionFiller;
+  /** EIP-7702 authorizations signed by custody addresses (eth_signAuthorization, type-4 sends). */
+  authorizations: CustodyAuthorizations;
 }
 
 const MESSAGE_HEX = /^0x([0-9a-fA-F]{2})*$/;
@@ -52,7 +57,11 @@ const messageOf = (data: string): { raw: Hex } | string =>
 const isOracleChoice = (choice: FeeChoice): boolean => choice.kind === "auto" && !choice.legacy;
 
 export class SignerMethods {
-  constructor(private readonly options: SignerMethodsOptions) {}
+  private readonly signerOf: SignerOf;
+
+  constructor(private readonly options: SignerMethodsOptions) {
+    this.signerOf = (owner, address) => options.accounts.signer(owner, address);
+  }
 
   async handle(
     chain: Chain,
@@ -121,6 +130,24 @@ export class SignerMethods {
           this.send(chain, tx, context),
         )) as `0x${string}`;
         return awaitReceipt(chain, hash, timeoutMs);
+      }
+      case "eth_signAuthorization": {
+        const [item] = readAuthorizationList([params[1]]);
+        if (item!.kind !== "request")
+          throw invalidParams("authorization: give the delegate, chainId and nonce to sign, not a signature");
+        const signed = await this.options.authorizations.sign(
+          chain,
+          owner,
+          {
+            authority: params[0] as `0x${string}`,
+            delegate: item!.delegate,
+            ...(item!.chainId === undefined ? {} : { chainId: item!.chainId }),
+            ...(item!.nonce === undefined ? {} : { nonce: item!.nonce }),
+          },
+          method,
+          this.signerOf,
+        );
+        return toRpcAuthorization(signed);
       }
       case "eth_fillTransaction": {
         const tx = params[0] as Partial<TransactionObject>;
@@ -193,6 +220,17 @@ export class SignerMethods {
     const signer = await this.options.accounts.signer(owner, request.from);
     // Left to the pipeline (the oracle's) unless the caller fixed something, a legacy type included.
     const fees = isOracleChoice(request.fees) ? undefined : await this.settledFees(chain, request.fees);
+    const authorizations =
+      request.authorizations === undefined
+        ? undefined
+        : await this.options.authorizations.plan(
+            chain,
+            owner,
+            { address: signer.account.address, walletId: signer.walletId },
+            request.authorizations,
+            "eth_sendTransaction",
+            this.signerOf,
+          );
     return {
       chain,
       account: signer.account,
@@ -208,12 +246,17 @@ export class SignerMethods {
       ...(request.gas === undefined ? {} : { gas: request.gas }),
       ...(request.nonce === undefined ? {} : { nonce: request.nonce }),
       ...(request.accessList === undefined ? {} : { accessList: request.accessList }),
+      ...(authorizations === undefined ? {} : { authorizations }),
     };
   }
 
   /** The transaction as chaingate would sign it now; nothing is signed, reserved or audited. */
   private async fill(chain: Chain, tx: TransactionObject, owner: string | null, walletId: string) {
     const request = readTransaction(tx, chain.chainId);
+    if (request.authorizations !== undefined)
+      throw invalidParams(
+        "eth_fillTransaction does not fill authorization lists; send the type-4 transaction itself",
+      );
     // Left to the pipeline (the oracle's) unless the caller fixed something, a legacy type included.
     const fees = isOracleChoice(request.fees) ? undefined : await this.settledFees(chain, request.fees);
     return this.options.filler.fill({

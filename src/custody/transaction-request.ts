@@ -1,6 +1,7 @@
 /** The standard transaction object of eth_sendTransaction / eth_signTransaction, read into the pipeline's terms. */
 import { type AccessList, getAddress, type Hex } from "viem";
 import { invalidParams } from "../errors/rpc-errors.js";
+import type { AuthorizationItem } from "../tx/authorizations.js";
 import type { Fees } from "../tx/fee-oracle.js";
 
 /** As the method table's schema admits it (hex quantities, 0x data). */
@@ -33,6 +34,72 @@ export interface TransactionRequest {
   accessList?: AccessList;
   /** What the caller fixed about fees; the rest comes from the fee oracle. */
   fees: FeeChoice;
+  /** EIP-7702 authorizations: signed ones as given, and requests custody signs. */
+  authorizations?: AuthorizationItem[];
+}
+
+const QUANTITY = /^0x(0|[1-9a-fA-F][0-9a-fA-F]{0,63})$/;
+const WORD = /^0x[0-9a-fA-F]{1,64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/**
+ * `authorizationList` entries: the JSON-RPC form (chainId, address, nonce, yParity, r, s) is taken
+ * as signed; an entry without a signature asks custody to sign it, `address` (or viem's
+ * `contractAddress`) naming the delegate and `authority` the signing custody address.
+ */
+export function readAuthorizationList(list: readonly unknown[]): AuthorizationItem[] {
+  if (list.length > 16) throw invalidParams("authorizationList: at most 16 entries");
+  return list.map((raw, i) => {
+    const at = `authorizationList[${i}]`;
+    if (raw === null || typeof raw !== "object") throw invalidParams(`${at} must be an object`);
+    const e = raw as Record<string, unknown>;
+    const quantity = (field: string, required: boolean): number | undefined => {
+      const v = e[field];
+      if (v === undefined && !required) return undefined;
+      if (typeof v === "number" && Number.isSafeInteger(v) && v >= 0) return v;
+      if (typeof v !== "string" || !QUANTITY.test(v))
+        throw invalidParams(`${at}.${field} must be a hex quantity`);
+      const n = BigInt(v);
+      if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw invalidParams(`${at}.${field} is too large`);
+      return Number(n);
+    };
+    const address = (field: string): Hex | undefined => {
+      const v = e[field];
+      if (v === undefined) return undefined;
+      if (typeof v !== "string" || !ADDRESS.test(v)) throw invalidParams(`${at}.${field} must be an address`);
+      return getAddress(v);
+    };
+    const delegate = address("address") ?? address("contractAddress");
+    if (delegate === undefined) throw invalidParams(`${at}.address (the delegate contract) is required`);
+    if (e.r !== undefined || e.s !== undefined) {
+      for (const field of ["r", "s"] as const)
+        if (typeof e[field] !== "string" || !WORD.test(e[field] as string))
+          throw invalidParams(`${at}.${field} must be a 32-byte hex value`);
+      const yParity = quantity("yParity", false) ?? (quantity("v", true)! === 28 ? 1 : 0);
+      if (yParity > 1) throw invalidParams(`${at}.yParity must be 0x0 or 0x1`);
+      return {
+        kind: "signed",
+        authorization: {
+          address: delegate,
+          chainId: quantity("chainId", true)!,
+          nonce: quantity("nonce", true)!,
+          yParity,
+          r: e.r as Hex,
+          s: e.s as Hex,
+        },
+      };
+    }
+    const chainId = quantity("chainId", false);
+    const nonce = quantity("nonce", false);
+    const authority = address("authority");
+    return {
+      kind: "request",
+      delegate,
+      ...(chainId === undefined ? {} : { chainId }),
+      ...(nonce === undefined ? {} : { nonce }),
+      ...(authority === undefined ? {} : { authority }),
+    };
+  });
 }
 
 export type FeeChoice =
@@ -46,12 +113,15 @@ export function readTransaction(tx: TransactionObject, chainId: number): Transac
   if (tx.blobVersionedHashes !== undefined || tx.maxFeePerBlobGas !== undefined) {
     throw invalidParams("blob transactions (type 3) are not signed by chaingate");
   }
-  if (tx.authorizationList !== undefined) {
-    throw invalidParams("set-code transactions (type 4) are not signed by chaingate");
-  }
   const type = tx.type === undefined ? undefined : Number(BigInt(tx.type));
-  if (type !== undefined && type > 2)
-    throw invalidParams(`transaction type ${tx.type} is not supported (0, 1 or 2)`);
+  if (type !== undefined && type !== 4 && type > 2)
+    throw invalidParams(`transaction type ${tx.type} is not supported (0, 1, 2 or 4)`);
+  if (type === 4 && (tx.authorizationList === undefined || tx.authorizationList.length === 0))
+    throw invalidParams("a type 4 transaction needs a non-empty authorizationList");
+  const authorizations =
+    tx.authorizationList === undefined ? undefined : readAuthorizationList(tx.authorizationList);
+  if (authorizations !== undefined && tx.gasPrice !== undefined)
+    throw invalidParams("a set-code transaction (type 4) takes maxFeePerGas, not gasPrice");
   if (tx.chainId !== undefined && BigInt(tx.chainId) !== BigInt(chainId)) {
     throw invalidParams(
       `chainId ${tx.chainId} does not match the chain this call goes to (${chainId}); select it with ?chain_id=`,
@@ -100,6 +170,7 @@ export function readTransaction(tx: TransactionObject, chainId: number): Transac
     fees,
     ...(tx.gas === undefined ? {} : { gas: BigInt(tx.gas) }),
     ...(nonce === undefined ? {} : { nonce: Number(nonce) }),
+    ...(authorizations === undefined ? {} : { authorizations }),
     ...(tx.accessList === undefined
       ? {}
       : {

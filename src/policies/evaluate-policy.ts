@@ -16,9 +16,11 @@ export interface TransactionFacts {
 }
 
 export interface MessageFacts {
-  kind: "message" | "typed_data";
+  kind: "message" | "typed_data" | "authorization";
   /** The EIP-712 domain of typed data. */
   domain?: { name?: unknown; chainId?: unknown; verifyingContract?: unknown };
+  /** An EIP-7702 authorization: the delegate contract (lower case) and the chain it is for (0: every chain). */
+  delegation?: { delegate: string; chainId: number; nonce?: number };
 }
 
 export interface Denial {
@@ -158,6 +160,7 @@ export function dailyLimits(policies: readonly Policy[], tx: TransactionFacts): 
 
 /** Message signing: refused where a policy turns it off, typed data outside its domain list. */
 export function checkMessage(policies: readonly Policy[], message: MessageFacts): Denial | undefined {
+  if (message.kind === "authorization") return checkDelegation(policies, message.delegation!);
   for (const policy of policies) {
     const r = policy.rules;
     if (r.message_signing === false) return deny(policy, "message_signing", "message signing is not allowed");
@@ -172,6 +175,30 @@ export function checkMessage(policies: readonly Policy[], message: MessageFacts)
             d.verifyingContract.toLowerCase() === domain.verifyingContract.toLowerCase())),
     );
     if (!listed) return deny(policy, "typed_data_domains", "the typed data's domain is not on the list");
+  }
+  return undefined;
+}
+
+/** An EIP-7702 delegation: the delegate must be listed, for the chain it names (every chain, 0, only when listed). */
+function checkDelegation(
+  policies: readonly Policy[],
+  delegation: NonNullable<MessageFacts["delegation"]>,
+): Denial | undefined {
+  for (const policy of policies) {
+    const listed = policy.rules.delegates;
+    if (listed === undefined) continue;
+    const entry = listed.find((d) => d.address.toLowerCase() === delegation.delegate);
+    if (!entry) return deny(policy, "delegates", `delegate ${delegation.delegate} is not on the list`);
+    const chains = entry.chain_ids;
+    const allowed = chains === undefined ? delegation.chainId !== 0 : chains.includes(delegation.chainId);
+    if (!allowed)
+      return deny(
+        policy,
+        "delegates",
+        delegation.chainId === 0
+          ? `a delegation valid on every chain (chain id 0) to ${delegation.delegate} is not allowed`
+          : `delegate ${delegation.delegate} is not allowed on chain ${delegation.chainId}`,
+      );
   }
   return undefined;
 }

@@ -260,6 +260,15 @@ export class PolicyGuard {
       address: request.address,
       chainId: request.chainId,
       ...(facts.domain ? { detail: { domain: facts.domain } } : {}),
+      ...(facts.delegation
+        ? {
+            detail: {
+              delegate: facts.delegation.delegate,
+              authorization_chain_id: facts.delegation.chainId,
+              authorization_nonce: facts.delegation.nonce,
+            },
+          }
+        : {}),
     };
     if (!denial) {
       await appendAudit(this.options.store.db, { ...base, decision: "allowed" }, this.now());

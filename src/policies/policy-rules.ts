@@ -52,6 +52,27 @@ export const PolicyRulesSchema = Type.Object(
     message_signing: Type.Optional(
       Type.Boolean({ description: "false: eth_sign, personal_sign and typed data are refused" }),
     ),
+    delegates: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            address: Address,
+            chain_ids: Type.Optional(
+              Type.Array(Type.Integer({ minimum: 0 }), {
+                maxItems: 100,
+                description: "chains the delegation may be for; 0 (every chain) only when listed",
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          maxItems: 100,
+          description:
+            "EIP-7702: the delegate contracts an address may authorize (eth_signAuthorization, type-4 transactions); unset: any",
+        },
+      ),
+    ),
     typed_data_domains: Type.Optional(
       Type.Array(
         Type.Object(

@@ -360,6 +360,32 @@ const SIGNER_METHODS: Row[] = [
     "none",
   ],
   [
+    "eth_signAuthorization",
+    "Signs an EIP-7702 authorization with a custody address (the `delegates` policy rule applies; audited); answers it in authorizationList form.",
+    [
+      req("address", Address),
+      req(
+        "authorization",
+        Type.Object(
+          {
+            address: Type.Optional(Address),
+            contractAddress: Type.Optional(Address),
+            chainId: Type.Optional(Type.Union([Quantity, Type.Integer({ minimum: 0 })])),
+            nonce: Type.Optional(Type.Union([Quantity, Type.Integer({ minimum: 0 })])),
+          },
+          {
+            title: "authorization request",
+            description:
+              "address (or contractAddress): the delegate contract; chainId: default this chain, 0 every chain; nonce: default the address's next (queued transactions included)",
+            additionalProperties: false,
+          },
+        ),
+      ),
+    ],
+    "custody",
+    "none",
+  ],
+  [
     "eth_fillTransaction",
     "Fills a transaction as chaingate would sign it (nonce from the ledger, fees, gas with its margin, the policy decision); answers {raw (unsigned), tx, policy}. Other addresses go to the node.",
     [req("transaction", CallObject)],

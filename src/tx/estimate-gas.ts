@@ -2,6 +2,7 @@
 import type { AccessList, Hex } from "viem";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import type { RpcAuthorization } from "./authorizations.js";
 import { asFault, estimationFailed, insufficientFunds } from "./tx-errors.js";
 
 /** What a gas estimate depends on. */
@@ -12,6 +13,8 @@ export interface GasCall {
   data: Hex;
   value: bigint;
   accessList?: AccessList | undefined;
+  /** EIP-7702 authorizations (signed): the call runs with the delegations they set. */
+  authorizationList?: RpcAuthorization[] | undefined;
 }
 
 /** Intrinsic gas of a transaction with no data to an account with no code. */
@@ -30,6 +33,7 @@ export async function estimateGas(chain: Chain, call: GasCall, marginPercent: nu
     ...(call.to === null ? {} : { to: call.to }),
     data: call.data,
     value: hex(call.value),
+    ...(call.authorizationList === undefined ? {} : { authorizationList: call.authorizationList }),
   };
   try {
     const estimate = BigInt(
@@ -57,6 +61,7 @@ async function plainTransferGas(chain: Chain, call: GasCall): Promise<bigint | u
     call.to === null ||
     call.data !== "0x" ||
     call.accessList !== undefined ||
+    call.authorizationList !== undefined ||
     BigInt(call.to) <= PRECOMPILES
   )
     return undefined;

@@ -8,6 +8,7 @@ import { PolicyStore } from "../policies/policy-store.js";
 import type { Store } from "../store/database.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
+import { CustodyAuthorizations } from "./custody-authorizations.js";
 import { FeeOracle } from "./fee-oracle.js";
 import { TransactionFiller } from "./fill-transaction.js";
 import { IdempotencyStore } from "./idempotency.js";
@@ -26,6 +27,7 @@ export interface Transactions {
   policies: PolicyStore;
   guard: PolicyGuard;
   filler: TransactionFiller;
+  authorizations: CustodyAuthorizations;
 }
 
 export function startTransactions(
@@ -55,12 +57,17 @@ export function startTransactions(
     signers,
   });
   const idempotency = new IdempotencyStore(store);
+  const authorizations = new CustodyAuthorizations({
+    guard,
+    nextNonce: (chain, address) => pipeline.nextNonce(chain, address),
+  });
   const transactions = new TransactionService({
     wallets: deps.wallets,
     chains,
     pipeline,
     idempotency,
     syncSend: config.syncSend,
+    authorizations,
   });
   const tracker = new TransactionTracker({
     store,
@@ -80,5 +87,5 @@ export function startTransactions(
   tracker.start();
   shutdown.add("tracker", () => tracker.stop());
   const filler = new TransactionFiller({ ledger, fees, guard, gasMarginPercent: config.gasMarginPercent });
-  return { fees, pipeline, idempotency, transactions, tracker, policies, guard, filler };
+  return { fees, pipeline, idempotency, transactions, tracker, policies, guard, filler, authorizations };
 }

@@ -2,7 +2,7 @@
 import type { Transaction } from "kysely";
 import type { Logger } from "pino";
 import { type AccessList, type Hex, keccak256, type LocalAccount, type TransactionSerializable } from "viem";
-import { NodeRpcError } from "../errors/rpc-errors.js";
+import { invalidParams, NodeRpcError } from "../errors/rpc-errors.js";
 import {
   type Admission,
   DailyLimitDenied,
@@ -15,6 +15,13 @@ import { rowId } from "../store/row-id.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { recordEvent } from "../webhooks/outbox.js";
+import {
+  type AuthorizationEntry,
+  type AuthorizationPlan,
+  signAuthorizationWith,
+  storedAuthorizations,
+  toRpcAuthorization,
+} from "./authorizations.js";
 import { estimateGas } from "./estimate-gas.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
 import { currentIdempotencyRef } from "./idempotency.js";
@@ -53,6 +60,8 @@ export interface SignedOperation {
   nonce?: number;
   /** EIP-2930 access list; with legacy fees it makes a type-1 transaction. */
   accessList?: AccessList;
+  /** EIP-7702 authorizations: the transaction is type 4 (EIP-1559 fees only). */
+  authorizations?: AuthorizationPlan;
 }
 
 export interface Submitted {
@@ -300,11 +309,33 @@ export class TransactionPipeline {
 
   /** Gas, fees and a synced ledger: what every signature needs before a nonce is taken. */
   private async prepare(op: SignedOperation): Promise<{ gas: bigint; fees: Fees }> {
+    try {
+      await this.options.ledger.ensureSynced(op.chain, op.account.address);
+    } catch (error) {
+      throw asFault(error, "reading the account nonce");
+    }
+    // The call is estimated with the delegations it sets (the sender's own at the nonce it will likely get).
+    const provisional =
+      op.authorizations === undefined
+        ? undefined
+        : (
+            await this.authorizationsAt(
+              op,
+              await this.options.ledger.peek(op.chain.chainId, op.account.address),
+            )
+          ).map((e) => toRpcAuthorization(e.authorization));
     const gas =
       op.gas ??
       (await estimateGas(
         op.chain,
-        { from: op.account.address, to: op.to, data: op.data, value: op.value, accessList: op.accessList },
+        {
+          from: op.account.address,
+          to: op.to,
+          data: op.data,
+          value: op.value,
+          accessList: op.accessList,
+          authorizationList: provisional,
+        },
         this.options.gasMarginPercent,
       ));
     let fees: Fees;
@@ -313,12 +344,30 @@ export class TransactionPipeline {
     } catch (error) {
       throw asFault(error, "reading fees");
     }
+    if (op.authorizations !== undefined && fees.type !== "eip1559")
+      throw invalidParams(
+        "a set-code transaction (type 4) needs EIP-1559 fees: give maxFeePerGas, not gasPrice",
+      );
+    return { gas, fees };
+  }
+
+  /** The authorizations a transaction at `nonce` carries: the signed ones, and the sender's own at nonce + 1. */
+  private async authorizationsAt(op: SignedOperation, nonce: number): Promise<AuthorizationEntry[]> {
+    const plan = op.authorizations;
+    if (plan === undefined) return [];
+    if (plan.self === undefined) return plan.signed;
+    const own = await signAuthorizationWith(op.account, { ...plan.self, nonce: nonce + 1 });
+    return [...plan.signed, { authority: op.account.address, authorization: own }];
+  }
+
+  /** The address's next nonce as chaingate counts it (its queued transactions included); nothing is taken. */
+  async nextNonce(chain: Chain, address: string): Promise<number> {
     try {
-      await this.options.ledger.ensureSynced(op.chain, op.account.address);
+      await this.options.ledger.ensureSynced(chain, address);
+      return await this.options.ledger.peek(chain.chainId, address);
     } catch (error) {
       throw asFault(error, "reading the account nonce");
     }
-    return { gas, fees };
   }
 
   /** After the tracker reconciled (chain, address) with the chain: see NonceLedger.realign. */
@@ -346,6 +395,9 @@ export class TransactionPipeline {
         if (op.nonce !== undefined) throw nonceAlreadySigned(nonce, handed.txHash);
         throw new NonceHandedOut(nonce, handed.raw!);
       }
+      // Each authorization takes its authority's nonce when the transaction runs.
+      for (const { authority, authorization } of await this.authorizationsAt(op, nonce))
+        await ledger.raiseTo(trx, op.chain.chainId, authority, authorization.nonce + 1);
       await guard.withinDay(trx, admission);
       const row = await this.signAndInsert(trx, op, gas, fees, nonce);
       await guard.allowed(trx, admission, row.id, row.tx_hash);
@@ -378,8 +430,13 @@ export class TransactionPipeline {
     nonce: number,
     replaces: string | null = null,
   ): Promise<TransactionsTable> {
-    const raw = await this.sign(op, gas, fees, nonce);
+    const authorizations = await this.authorizationsAt(op, nonce);
+    const raw = await this.sign(op, gas, fees, nonce, authorizations);
     const now = this.now();
+    const metadata =
+      authorizations.length === 0
+        ? op.metadata
+        : { ...op.metadata, authorizations: storedAuthorizations(authorizations) };
     const row: TransactionsTable = {
       id: rowId(now),
       kind: op.kind,
@@ -405,7 +462,7 @@ export class TransactionPipeline {
       error: null,
       revert_data: null,
       broadcasts: 0,
-      metadata: op.metadata ? JSON.stringify(op.metadata) : null,
+      metadata: metadata ? JSON.stringify(metadata) : null,
       owner: op.owner ?? null,
       created_at: now,
       updated_at: now,
@@ -419,7 +476,13 @@ export class TransactionPipeline {
     return row;
   }
 
-  private async sign(op: SignedOperation, gas: bigint, fees: Fees, nonce: number): Promise<Hex> {
+  private async sign(
+    op: SignedOperation,
+    gas: bigint,
+    fees: Fees,
+    nonce: number,
+    authorizations?: AuthorizationEntry[],
+  ): Promise<Hex> {
     const base = {
       chainId: op.chain.chainId,
       nonce,
@@ -429,15 +492,27 @@ export class TransactionPipeline {
       ...(op.to === null ? {} : { to: op.to }),
     };
     const list = op.accessList === undefined ? {} : { accessList: op.accessList };
+    const authorizationList = (authorizations ?? (await this.authorizationsAt(op, nonce))).map(
+      (e) => e.authorization,
+    );
     const tx: TransactionSerializable =
       fees.type === "eip1559"
-        ? {
-            ...base,
-            ...list,
-            type: "eip1559",
-            maxFeePerGas: fees.maxFeePerGas,
-            maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-          }
+        ? authorizationList.length > 0
+          ? {
+              ...base,
+              ...list,
+              type: "eip7702",
+              maxFeePerGas: fees.maxFeePerGas,
+              maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+              authorizationList,
+            }
+          : {
+              ...base,
+              ...list,
+              type: "eip1559",
+              maxFeePerGas: fees.maxFeePerGas,
+              maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+            }
         : op.accessList === undefined
           ? { ...base, type: "legacy", gasPrice: fees.gasPrice }
           : { ...base, type: "eip2930", gasPrice: fees.gasPrice, accessList: op.accessList };
@@ -473,10 +548,12 @@ export class TransactionPipeline {
       const outcome = await ledger.release(trx, op.chain.chainId, op.account.address, row.nonce);
       if (outcome === "freed") return undefined;
       const fees = await this.options.fees.get(op.chain);
+      // A plain zero transfer to self: nothing of the refused one (its access list, its authorizations).
+      const { accessList: _list, authorizations: _authorizations, ...plain } = op;
       return this.signAndInsert(
         trx,
         {
-          ...op,
+          ...plain,
           to: op.account.address,
           data: "0x",
           value: 0n,

@@ -29,6 +29,42 @@ export const CreateTransactionBody = Type.Object(
         value: Type.Optional(
           Type.String({ maxLength: 80, description: "wei as a decimal string (0x hex accepted)" }),
         ),
+        authorizations: Type.Optional(
+          Type.Array(
+            Type.Object(
+              {
+                delegate: Type.String({
+                  pattern: "^0x[0-9a-fA-F]{40}$",
+                  description: "the contract the address delegates to (EIP-7702)",
+                }),
+                index: Type.Optional(
+                  Type.Integer({
+                    minimum: 0,
+                    maximum: 2 ** 31 - 1,
+                    description: "the wallet address that authorizes (default: the sender's own)",
+                  }),
+                ),
+                chain_id: Type.Optional(
+                  Type.Integer({ minimum: 0, description: "default: the chain sent on; 0: every chain" }),
+                ),
+                nonce: Type.Optional(
+                  Type.Integer({
+                    minimum: 0,
+                    description:
+                      "default: the authority's next (the sender's own: the transaction's nonce + 1)",
+                  }),
+                ),
+              },
+              { additionalProperties: false },
+            ),
+            {
+              minItems: 1,
+              maxItems: 16,
+              description:
+                "EIP-7702: signed by this wallet's addresses (the `delegates` policy rule applies, each audited); the transaction is type 4",
+            },
+          ),
+        ),
       },
       { additionalProperties: false },
     ),

@@ -1,9 +1,12 @@
 /** POST /transaction: unlock the wallet's key, then send through the pipeline, once per Idempotency-Key. */
+import type { LocalAccount } from "viem";
 import { badRequest } from "../errors/chaingate-error.js";
 import { parseAddress, parseHexData, parseWei } from "../operations/parse-input.js";
 import { awaitReceipt, type SyncSendLimits, syncTimeoutMs } from "../rpc/send-raw.js";
-import type { ChainRegistry } from "../upstream/chain-registry.js";
+import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
+import type { AuthorizationItem } from "./authorizations.js";
+import type { CustodyAuthorizations, SignerOf } from "./custody-authorizations.js";
 import { type IdempotencyStore, requestHash } from "./idempotency.js";
 import type { TransactionPipeline } from "./transaction-pipeline.js";
 
@@ -11,10 +14,23 @@ export interface TransactionBody {
   wallet_id?: string | undefined;
   password?: string | null | undefined;
   index?: number | null | undefined;
-  transaction: { to?: string | null | undefined; data?: string | undefined; value?: string | undefined };
+  transaction: {
+    to?: string | null | undefined;
+    data?: string | undefined;
+    value?: string | undefined;
+    authorizations?: AuthorizationBody[] | undefined;
+  };
   chain_id?: number | string | undefined;
   /** Answer the receipt too, waiting up to this long (see SyncSendLimits). */
   wait_ms?: number | undefined;
+}
+
+/** An EIP-7702 authorization asked of one of the wallet's addresses. */
+export interface AuthorizationBody {
+  delegate: string;
+  index?: number | undefined;
+  chain_id?: number | undefined;
+  nonce?: number | undefined;
 }
 
 export interface TransactionServiceOptions {
@@ -23,6 +39,7 @@ export interface TransactionServiceOptions {
   pipeline: TransactionPipeline;
   idempotency: IdempotencyStore;
   syncSend: SyncSendLimits;
+  authorizations: CustodyAuthorizations;
 }
 
 export class TransactionService {
@@ -66,6 +83,18 @@ export class TransactionService {
       () => requestHash(withoutWait(body), { chain: chain.chainId }),
       async () => {
         const signer = await wallets.unlock(walletId, index, password, owner);
+        const authorizations =
+          body.transaction.authorizations === undefined
+            ? undefined
+            : await this.plan(
+                chain,
+                owner,
+                walletId,
+                index,
+                password,
+                signer.account,
+                body.transaction.authorizations,
+              );
         const submitted = await pipeline.submit({
           chain,
           account: signer.account,
@@ -76,6 +105,7 @@ export class TransactionService {
           value,
           kind: "transfer",
           owner,
+          ...(authorizations === undefined ? {} : { authorizations }),
         });
         return { tx_hash: submitted.txHash };
       },
@@ -89,6 +119,50 @@ export class TransactionService {
     const txHash = (result.body as { tx_hash: `0x${string}` }).tx_hash;
     const receipt = await awaitReceipt(chain, txHash, syncTimeoutMs(body.wait_ms, this.options.syncSend));
     return { status: 200, body: { tx_hash: txHash, receipt } };
+  }
+
+  /** The wallet's addresses named by index sign their authorizations, each unlocked with the request's password. */
+  private async plan(
+    chain: Chain,
+    owner: string | null,
+    walletId: string,
+    senderIndex: number,
+    password: string,
+    sender: LocalAccount,
+    entries: readonly AuthorizationBody[],
+  ) {
+    const unlocked = new Map<string, { account: LocalAccount; walletId: string }>([
+      [sender.address.toLowerCase(), { account: sender, walletId }],
+    ]);
+    const items: AuthorizationItem[] = [];
+    for (const entry of entries) {
+      const index = entry.index ?? senderIndex;
+      const account =
+        index === senderIndex
+          ? sender
+          : (await this.options.wallets.unlock(walletId, index, password, owner)).account;
+      unlocked.set(account.address.toLowerCase(), { account, walletId });
+      items.push({
+        kind: "request",
+        delegate: parseAddress(entry.delegate, "transaction.authorizations.delegate"),
+        authority: account.address,
+        ...(entry.chain_id === undefined ? {} : { chainId: entry.chain_id }),
+        ...(entry.nonce === undefined ? {} : { nonce: entry.nonce }),
+      });
+    }
+    const signerOf: SignerOf = async (_owner, address) => {
+      const found = unlocked.get(address.toLowerCase());
+      if (!found) throw badRequest("INVALID_TRANSACTION", `${address} is not an address of this wallet`);
+      return found;
+    };
+    return this.options.authorizations.plan(
+      chain,
+      owner,
+      { address: sender.address, walletId },
+      items,
+      "transfer",
+      signerOf,
+    );
   }
 }
 

@@ -9,6 +9,7 @@ import type { TransactionsTable } from "../store/schema.js";
 import { askHead } from "../upstream/ask-head.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { recordEvent } from "../webhooks/outbox.js";
+import { authorizationsOf } from "./authorizations.js";
 import { replacementFees } from "./fee-bump.js";
 import type { FeeOracle } from "./fee-oracle.js";
 import { revertOf } from "./revert-replay.js";
@@ -293,6 +294,10 @@ export class TransactionTracker {
     if (!receipt && row.replaces && (await this.originalWon(chain, row))) return;
     if (receipt) {
       this.bumpRefusedUntil.delete(row.id);
+      // Its authorizations took their authorities' nonces (or, invalid, took none): their ledgers follow the chain.
+      for (const { authority } of authorizationsOf(metadataOf(row)))
+        if (authority.toLowerCase() !== row.from_address.toLowerCase())
+          await this.realign(chain, authority).catch(() => undefined);
       const blockNumber = Number(BigInt(receipt.blockNumber));
       // The node is at least here: `latest` answers cached for an older head must not be served any more.
       chain.head?.observe(blockNumber);
@@ -378,7 +383,7 @@ export class TransactionTracker {
           data: row.data as Hex,
           value: BigInt(row.value),
           kind: row.kind,
-          ...(row.metadata ? { metadata: JSON.parse(row.metadata) as Record<string, unknown> } : {}),
+          ...withStoredAuthorizations(row),
           ...(row.transport_id === null ? {} : { transportId: row.transport_id }),
           owner: row.owner,
         },
@@ -456,4 +461,16 @@ export class TransactionTracker {
       }),
     );
   }
+}
+
+function metadataOf(row: TransactionsTable): Record<string, unknown> | undefined {
+  return row.metadata ? (JSON.parse(row.metadata) as Record<string, unknown>) : undefined;
+}
+
+/** A fee bump keeps the metadata, and carries the same authorizations (the sender's own included, at the same nonce + 1). */
+function withStoredAuthorizations(row: TransactionsTable) {
+  const metadata = metadataOf(row);
+  if (!metadata) return {};
+  const signed = authorizationsOf(metadata);
+  return signed.length === 0 ? { metadata } : { metadata, authorizations: { signed } };
 }
