@@ -2,7 +2,13 @@ import fc from "fast-check";
 import { encodeFunctionData, type Hex, parseAbi } from "viem";
 import { expect, it } from "vitest";
 import { decodeCall } from "./decode-call.js";
-import { checkMessage, checkTransaction, dailyLimits, type TransactionFacts } from "./evaluate-policy.js";
+import {
+  checkMessage,
+  checkSimulation,
+  checkTransaction,
+  dailyLimits,
+  type TransactionFacts,
+} from "./evaluate-policy.js";
 import type { Policy, PolicyRules } from "./policy-rules.js";
 
 const address = fc
@@ -176,4 +182,72 @@ it("deployments are refused once destinations are restricted, unless allow_deplo
   expect(checkTransaction([policy({ recipients: [] })], deploy)?.rule).toBe("allow_deploy");
   expect(checkTransaction([policy({ recipients: [], allow_deploy: true })], deploy)).toBeUndefined();
   expect(checkTransaction([policy({ allow_deploy: false })], deploy)?.rule).toBe("allow_deploy");
+});
+
+it("the simulation rule: Transfer logs from the address are summed per token against its limit, for any amounts", () => {
+  fc.assert(
+    fc.property(
+      address,
+      address,
+      fc.array(
+        amount.map((a) => a % 2n ** 200n),
+        { minLength: 1, maxLength: 5 },
+      ),
+      amount,
+      (token, from, amounts, max) => {
+        const logs = amounts.map((a) => ({
+          address: token,
+          topics: [
+            "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
+            `0x${from.slice(2).padStart(64, "0")}`,
+            `0x${"11".repeat(32)}`,
+          ] as Hex[],
+          data: `0x${a.toString(16).padStart(64, "0")}` as Hex,
+        }));
+        const total = amounts.reduce((x, y) => x + y, 0n);
+        const rules = { simulation: { max_token_outflow: [{ token, max: max.toString() }] } };
+        const denial = checkSimulation(
+          [policy(rules)],
+          { via: "eth_simulateV1", reverted: false, logs },
+          from,
+          decodeCall(token, "0x", false),
+        );
+        expect(denial?.rule).toBe(total > max ? "simulation.max_token_outflow" : undefined);
+      },
+    ),
+  );
+});
+
+it("without logs (a node with eth_call only) the call's own transfer is the outflow; a revert is refused", () => {
+  const token = "0x00000000000000000000000000000000000000aa" as Hex;
+  const data = encodeFunctionData({ abi: ERC20, functionName: "transfer", args: [token, 500n] });
+  const rules = { simulation: { max_token_outflow: [{ max: "100" }] } };
+  const call = decodeCall(token, data, false);
+  const over = checkSimulation(
+    [policy(rules)],
+    { via: "eth_call", reverted: false, logs: null },
+    token,
+    call,
+  );
+  expect(over).toMatchObject({
+    rule: "simulation.max_token_outflow",
+    details: { simulated_with: "eth_call" },
+  });
+  const reverted = checkSimulation(
+    [policy({ simulation: {} })],
+    { via: "eth_call", reverted: true, logs: null, revertData: "0xdeadbeef" },
+    token,
+    decodeCall(token, "0x", false),
+  );
+  expect(reverted).toMatchObject({
+    rule: "simulation.refuse_reverts",
+    details: { revert_data: "0xdeadbeef" },
+  });
+  const allowedRevert = checkSimulation(
+    [policy({ simulation: { refuse_reverts: false } })],
+    { via: "eth_call", reverted: true, logs: null },
+    token,
+    decodeCall(token, "0x", false),
+  );
+  expect(allowedRevert).toBeUndefined();
 });

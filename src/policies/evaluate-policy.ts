@@ -1,6 +1,7 @@
 /** Pure policy decisions: does a signing request pass every rule of every policy that applies? */
 import type { CallFacts } from "./decode-call.js";
 import type { Policy } from "./policy-rules.js";
+import { erc20Outflows, type Simulation } from "./simulate-transaction.js";
 
 export interface TransactionFacts {
   chainId: number;
@@ -29,6 +30,8 @@ export interface Denial {
   /** The rule's name as written in the policy (`recipients`, `max_value_per_day`, `tokens.max_per_tx`, ...). */
   rule: string;
   reason: string;
+  /** What the refusal is based on, answered with it (a simulation's logs). */
+  details?: Record<string, unknown>;
 }
 
 /** A rolling 24 h limit the request must fit in, checked against the store under the nonce lock. */
@@ -211,4 +214,48 @@ function toBigInt(value: unknown): bigint | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Whether any policy asks for a simulation before signing. */
+export function wantsSimulation(policies: readonly Policy[]): boolean {
+  return policies.some((p) => p.rules.simulation !== undefined);
+}
+
+/** The `simulation` rule against a simulated run: reverts, and ERC20 outflows over a limit. */
+export function checkSimulation(
+  policies: readonly Policy[],
+  simulation: Simulation,
+  address: string,
+  decoded: CallFacts,
+): Denial | undefined {
+  const details = {
+    simulated_with: simulation.via,
+    simulated_logs: simulation.logs,
+    ...(simulation.revertData === undefined ? {} : { revert_data: simulation.revertData }),
+  };
+  const outflows = erc20Outflows(simulation, address, decoded.token);
+  for (const policy of policies) {
+    const rule = policy.rules.simulation;
+    if (rule === undefined) continue;
+    if (simulation.reverted && rule.refuse_reverts !== false)
+      return {
+        ...deny(policy, "simulation.refuse_reverts", "the transaction reverts in simulation"),
+        details,
+      };
+    const limits = rule.max_token_outflow ?? [];
+    const anyToken = limits.find((l) => l.token === undefined);
+    for (const [token, amount] of outflows) {
+      const limit = limits.find((l) => l.token?.toLowerCase() === token) ?? anyToken;
+      if (limit !== undefined && amount > BigInt(limit.max))
+        return {
+          ...deny(
+            policy,
+            "simulation.max_token_outflow",
+            `the simulation moves ${amount} units of ${token} out of the address, over the limit of ${limit.max}`,
+          ),
+          details: { ...details, token, outflow: amount.toString() },
+        };
+    }
+  }
+  return undefined;
 }

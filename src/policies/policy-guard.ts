@@ -12,15 +12,18 @@ import { recordEvent } from "../webhooks/outbox.js";
 import { decodeCall } from "./decode-call.js";
 import {
   checkMessage,
+  checkSimulation,
   checkTransaction,
   type DailyLimit,
   type Denial,
   dailyLimits,
   type MessageFacts,
   type TransactionFacts,
+  wantsSimulation,
 } from "./evaluate-policy.js";
 import type { Policy } from "./policy-rules.js";
 import type { PolicyStore } from "./policy-store.js";
+import type { Simulation } from "./simulate-transaction.js";
 
 const DAY_MS = 24 * 3_600_000;
 
@@ -50,6 +53,8 @@ export interface Admission {
 export interface PolicyGuardOptions {
   store: Store;
   policies: PolicyStore;
+  /** Runs a transaction before it is signed, for policies with a `simulation` rule. */
+  simulate?: (request: SigningRequest) => Promise<Simulation>;
   /** Whether `address` is chaingate's message endpoint on `chainId` (known once system contracts resolve). */
   isEndpoint?: (chainId: number, address: string) => boolean;
   now?: () => number;
@@ -65,6 +70,7 @@ export function policyDenied(denial: Denial): ChaingateError {
         policy_id: denial.policyId,
         policy_name: denial.policyName,
         reason: denial.reason,
+        ...denial.details,
       },
     },
   );
@@ -111,10 +117,25 @@ export class PolicyGuard {
     return { policies, facts };
   }
 
+  /**
+   * The `simulation` rule: the transaction is run first (a fee bump of one already judged is not).
+   * A node that cannot simulate or call is a fault (NODE_UNAVAILABLE), never a pass.
+   */
+  private async simulated(
+    policies: readonly Policy[],
+    request: SigningRequest,
+    facts: TransactionFacts,
+  ): Promise<Denial | undefined> {
+    if (!wantsSimulation(policies) || request.operation === "replacement" || !this.options.simulate)
+      return undefined;
+    const simulation = await this.options.simulate(request);
+    return checkSimulation(policies, simulation, request.address, facts.call);
+  }
+
   /** The rules that need no counting; a refusal is audited (and announced) before it is thrown. */
   async admit(request: SigningRequest): Promise<Admission> {
     const { policies, facts } = await this.factsOf(request);
-    const denial = checkTransaction(policies, facts);
+    const denial = checkTransaction(policies, facts) ?? (await this.simulated(policies, request, facts));
     if (denial) {
       await this.refused({ request, facts, limits: [] }, denial);
       throw policyDenied(denial);

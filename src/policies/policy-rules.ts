@@ -47,6 +47,36 @@ export const PolicyRulesSchema = Type.Object(
         { maxItems: 100, description: "ERC20 amount limits per token" },
       ),
     ),
+    simulation: Type.Optional(
+      Type.Object(
+        {
+          refuse_reverts: Type.Optional(
+            Type.Boolean({ description: "refuse a transaction that reverts in simulation (default true)" }),
+          ),
+          max_token_outflow: Type.Optional(
+            Type.Array(
+              Type.Object(
+                {
+                  token: Type.Optional(Address),
+                  max: Amount,
+                },
+                { additionalProperties: false },
+              ),
+              {
+                maxItems: 100,
+                description:
+                  "most ERC20 units one transaction may move out of the address, by the simulated Transfer logs; an entry without `token` limits every token not listed",
+              },
+            ),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "every transaction is simulated before it is signed (eth_simulateV1; eth_call where the node lacks it, which sees reverts and the call's own transfer only)",
+        },
+      ),
+    ),
     max_fee_per_gas: Type.Optional(Amount),
     max_gas: Type.Optional(Amount),
     message_signing: Type.Optional(

@@ -295,6 +295,27 @@ const CLIENT_METHODS: Row[] = [
     "block",
   ],
   [
+    "eth_simulateV1",
+    "Simulates calls in one or more blocks on top of a block, with state and block overrides (passed to the node).",
+    [
+      req(
+        "payload",
+        Type.Object(
+          { blockStateCalls: Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 256 }) },
+          {
+            title: "simulation payload",
+            description:
+              "{blockStateCalls, traceTransfers?, validation?, returnFullTransactions?} (execution-apis)",
+            additionalProperties: true,
+          },
+        ),
+      ),
+      block,
+    ],
+    "upstream",
+    "none",
+  ],
+  [
     "eth_sendRawTransactionSync",
     "Submits a signed transaction and answers its receipt once mined (EIP-7966), over any node; error code 4 when the timeout passes first.",
     [req("transaction", NonEmptyData), opt("timeout", SyncTimeout)],

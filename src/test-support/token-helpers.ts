@@ -28,8 +28,9 @@ export async function ok<T = Record<string, unknown>>(
   rt: TestRuntime,
   path: string,
   params: Record<string, unknown>,
+  headers: Record<string, string> = {},
 ) {
-  const answer = await op(rt, path, params);
+  const answer = await op(rt, path, params, headers);
   if (answer.error) throw new Error(`${path} failed: ${JSON.stringify(answer.error)}`);
   // Every result the tests see is also what /openapi.json says it is.
   await expectDocumentedResult(rt, path, answer.result);

@@ -5,6 +5,7 @@ import { PRUNE_MS, startPeriodic } from "../lifecycle/periodic-task.js";
 import type { Lifecycle } from "../lifecycle/shutdown.js";
 import { PolicyGuard } from "../policies/policy-guard.js";
 import { PolicyStore } from "../policies/policy-store.js";
+import { simulateTransaction } from "../policies/simulate-transaction.js";
 import type { Store } from "../store/database.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
@@ -17,6 +18,7 @@ import { SignerRegistry } from "./signer-registry.js";
 import { TransactionPipeline } from "./transaction-pipeline.js";
 import { TransactionService } from "./transaction-service.js";
 import { TransactionTracker } from "./transaction-tracker.js";
+import { asFault } from "./tx-errors.js";
 
 export interface Transactions {
   fees: FeeOracle;
@@ -46,7 +48,25 @@ export function startTransactions(
   startPeriodic({ name: "signer prune", everyMs: PRUNE_MS, run: () => signers.prune() }, deps);
   const ledger = new NonceLedger(store);
   const policies = new PolicyStore(store);
-  const guard = new PolicyGuard({ store, policies });
+  const guard = new PolicyGuard({
+    store,
+    policies,
+    simulate: async (request) => {
+      const chain = chains.get(request.chainId);
+      if (!chain) throw new Error(`chain ${request.chainId} is not configured`);
+      try {
+        return await simulateTransaction(chain, {
+          from: request.address,
+          to: request.to,
+          data: request.data,
+          value: request.value,
+          gas: request.gas,
+        });
+      } catch (error) {
+        throw asFault(error, "simulating the transaction for the policy");
+      }
+    },
+  });
   const pipeline = new TransactionPipeline({
     guard,
     store,

@@ -1,0 +1,130 @@
+import { encodeFunctionData, type Hex, parseAbi, parseEther, toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiKeyStore } from "../auth/api-keys.js";
+import { type Envelope, nodeCall, nodeUrlOf } from "../test-support/chain-helpers.js";
+import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { ok } from "../test-support/token-helpers.js";
+
+const PASSWORD = "simulation-password";
+const ERC20 = parseAbi(["function transfer(address to, uint256 amount) returns (bool)"]);
+const transfer = (amount: bigint) =>
+  encodeFunctionData({ abi: ERC20, functionName: "transfer", args: [DEV_ACCOUNT_2, amount] });
+const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+
+describe("simulation as a policy gate", () => {
+  let rt: TestRuntime;
+  let admin: string;
+  let wallet: { id: string; address: Hex };
+  let token: Hex;
+  const auth = () => ({ authorization: `Bearer ${admin}` });
+  const rpc = async (method: string, params: unknown[]) =>
+    (await rt.post("/", { jsonrpc: "2.0", id: 1, method, params }, auth())).json as Envelope;
+  async function mined(hash: unknown): Promise<{ status: string }> {
+    for (let i = 0; i < 400; i++) {
+      const receipt = await nodeCall(nodeUrlOf(rt), "eth_getTransactionReceipt", [hash]);
+      if (receipt) return receipt as { status: string };
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no receipt for ${String(hash)}`);
+  }
+  const pending = () => nodeCall(nodeUrlOf(rt), "eth_getTransactionCount", [wallet.address, "pending"]);
+
+  beforeAll(async () => {
+    rt = await startTestRuntime({ env: { CHAINGATE_TRACKER_INTERVAL_MS: "100" } });
+    admin = (await new ApiKeyStore(rt.store).create("admin", "ops")).key;
+    const made = await rt.post(
+      "/wallet",
+      { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 },
+      auth(),
+    );
+    wallet = (made.json as { id: string; address: Hex }[])[0]!;
+    await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [wallet.address, toHex(10n ** 19n)]);
+    const created = await ok(
+      rt,
+      "create_new_ERC20_token",
+      {
+        wallet_id: wallet.id,
+        password: PASSWORD,
+        name: "Gate Coin",
+        symbol: "GATE",
+        initial_supply: parseEther("1000").toString(),
+      },
+      auth(),
+    );
+    await mined(created.tx_hash);
+    token = created.address as Hex;
+    const policy = await rt.post(
+      "/policies",
+      {
+        name: "simulated",
+        wallet_id: wallet.id,
+        rules: { simulation: { max_token_outflow: [{ token, max: parseEther("100").toString() }] } },
+      },
+      auth(),
+    );
+    expect(policy.status, JSON.stringify(policy.json)).toBe(200);
+    expect((await rpc("personal_unlockAccount", [wallet.address, PASSWORD, 600])).result).toBe(true);
+  }, 120_000);
+  afterAll(async () => {
+    await rt?.close();
+  });
+
+  it("eth_simulateV1 passes through to a node that has it", async () => {
+    const answer = await rpc("eth_simulateV1", [
+      { blockStateCalls: [{ calls: [{ from: wallet.address, to: token, input: transfer(1n) }] }] },
+      "latest",
+    ]);
+    expect(answer.error, JSON.stringify(answer.error)).toBeUndefined();
+    const [block] = answer.result as { calls: { status: string; logs: { topics: string[] }[] }[] }[];
+    expect(block!.calls[0]!.status).toBe("0x1");
+    expect(block!.calls[0]!.logs[0]!.topics[0]).toBe(TRANSFER_TOPIC);
+  });
+
+  it("a simulated outflow above the limit is refused before signing, with the simulated logs", async () => {
+    const before = await pending();
+    const refused = await rpc("eth_sendTransaction", [
+      { from: wallet.address, to: token, data: transfer(parseEther("500")) },
+    ]);
+    expect(refused.error?.code, JSON.stringify(refused.error)).toBe(-32003);
+    const data = refused.error?.data as {
+      code: string;
+      rule: string;
+      simulated_with: string;
+      simulated_logs: { address: string; topics: string[]; data: string }[];
+      outflow: string;
+    };
+    expect(data).toMatchObject({
+      code: "POLICY_DENIED",
+      rule: "simulation.max_token_outflow",
+      simulated_with: "eth_simulateV1",
+      outflow: parseEther("500").toString(),
+    });
+    expect(data.simulated_logs).toHaveLength(1);
+    expect(data.simulated_logs[0]!.topics[0]).toBe(TRANSFER_TOPIC);
+    expect(data.simulated_logs[0]!.address.toLowerCase()).toBe(token.toLowerCase());
+    expect(await pending()).toBe(before);
+    // Within the limit it is signed, sent and mined.
+    const allowed = await rpc("eth_sendTransaction", [
+      { from: wallet.address, to: token, data: transfer(parseEther("50")) },
+    ]);
+    expect(allowed.error, JSON.stringify(allowed.error)).toBeUndefined();
+    expect((await mined(allowed.result)).status).toBe("0x1");
+  });
+
+  it("a call that reverts in simulation is refused with its revert data, and audited", async () => {
+    const before = await pending();
+    // More than the address holds: the token reverts (ERC20InsufficientBalance).
+    const refused = await rpc("eth_sendTransaction", [
+      { from: wallet.address, to: token, data: transfer(parseEther("5000")), gas: "0x30000" },
+    ]);
+    expect(refused.error?.data).toMatchObject({ code: "POLICY_DENIED", rule: "simulation.refuse_reverts" });
+    expect(String((refused.error?.data as { revert_data?: string }).revert_data)).toMatch(/^0xe450d38c/);
+    expect(await pending()).toBe(before);
+    const res = await fetch(`${rt.url}/audit?limit=1000`, { headers: auth() });
+    const entries = ((await res.json()) as { entries: { decision: string; rule: string | null }[] }).entries;
+    expect(entries.filter((e) => e.decision === "denied").map((e) => e.rule)).toEqual(
+      expect.arrayContaining(["simulation.max_token_outflow", "simulation.refuse_reverts"]),
+    );
+  });
+});
