@@ -10,7 +10,7 @@ import { type MethodPolicy, methodDenied } from "./method-policy.js";
 import { METHODS, METHODS_BY_NAME, SMALL_ANSWERS } from "./method-table.js";
 import { blockNumberNotBehind, latestBlockNotBehind } from "./monotonic-head.js";
 import { completePendingBlock, WHEN_UNSUPPORTED } from "./node-gaps.js";
-import { RESULT_NORMALIZERS } from "./normalize-results.js";
+import { PARAM_NORMALIZERS, RESULT_NORMALIZERS } from "./normalize-results.js";
 import type { JsonText, ResponseCache } from "./response-cache.js";
 import { type SyncSendLimits, sendRaw, sendRawSync, syncTimeoutMs } from "./send-raw.js";
 import { compileParams, type ParamsValidator } from "./validate-params.js";
@@ -165,7 +165,8 @@ export class RpcDispatcher {
     const validate = this.validators.get(method);
     if (!spec || !validate) throw methodNotFound(method);
     if (this.deps.policy && !this.deps.policy(method)) throw methodDenied(method);
-    const checked = validate(params);
+    const normalizeParams = PARAM_NORMALIZERS[method];
+    const checked = normalizeParams ? normalizeParams(validate(params)) : validate(params);
     // A small answer never floods: it is not held back by the budget of large reads.
     if (!SMALL_ANSWERS.has(method)) context.mayHoldMore?.();
     const gate = this.deps.upstreamGate;

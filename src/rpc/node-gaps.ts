@@ -77,7 +77,35 @@ export const WHEN_UNSUPPORTED: Readonly<
   eth_getUncleByBlockHashAndIndex: (chain, [hash, index]) => uncleAt(chain, "hash", hash, index),
   eth_getUncleByBlockNumberAndIndex: (chain, [tag, index]) => uncleAt(chain, "number", tag, index),
   eth_getBlockReceipts: (chain, [block]) => blockReceipts(chain, block),
+  eth_getStorageValues: (chain, [requests, block]) => storageValues(chain, requests, block),
+  eth_baseFee: (chain) => nextBaseFee(chain),
 };
+
+/** eth_getStorageValues from one eth_getStorageAt per slot (batched), for nodes that lack it. */
+async function storageValues(chain: Chain, requests: unknown, block: unknown): Promise<unknown> {
+  const entries = Object.entries(requests as Record<string, string[]>);
+  if (entries.reduce((n, [, slots]) => n + slots.length, 0) > 1024) return undefined;
+  const answer: Record<string, unknown[]> = {};
+  await Promise.all(
+    entries.map(async ([address, slots]) => {
+      answer[address] = await Promise.all(
+        slots.map((slot) =>
+          chain.pool.call({ method: "eth_getStorageAt", params: [address, slot, block], batch: true }),
+        ),
+      );
+    }),
+  );
+  return answer;
+}
+
+/** The next block's base fee, as eth_feeHistory reports it (its last entry), for nodes without eth_baseFee. */
+async function nextBaseFee(chain: Chain): Promise<unknown> {
+  const history = (await chain.pool.call({ method: "eth_feeHistory", params: ["0x1", "latest", []] })) as {
+    baseFeePerGas?: unknown[];
+  } | null;
+  const fees = history?.baseFeePerGas;
+  return Array.isArray(fees) && fees.length > 0 ? fees[fees.length - 1] : undefined;
+}
 
 /**
  * The pending block with its number: Hardhat answers `number: null` (the execution-apis schema and

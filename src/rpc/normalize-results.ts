@@ -25,3 +25,19 @@ export const RESULT_NORMALIZERS: Readonly<Record<string, (result: unknown) => un
   eth_protocolVersion: quantityText,
   eth_getBlockReceipts: (result) => (Array.isArray(result) ? result.map(standardReceipt) : result),
 };
+
+/**
+ * Params put in the one form every node takes, after validation: storage keys of
+ * eth_getStorageValues as 32-byte words (the schema allows "0x0"; reth and anvil refuse an odd digit count).
+ */
+export const PARAM_NORMALIZERS: Readonly<Record<string, (params: unknown[]) => unknown[]>> = {
+  eth_getStorageValues: ([requests, ...rest]) => [
+    Object.fromEntries(
+      Object.entries(requests as Record<string, string[]>).map(([address, slots]) => [
+        address,
+        slots.map((slot) => `0x${slot.slice(2).padStart(64, "0")}`),
+      ]),
+    ),
+    ...rest,
+  ],
+};

@@ -107,6 +107,13 @@ export const TransactionObject = Type.Object(
   { from: Address, ...transactionFields },
   { title: "transaction object", additionalProperties: false },
 );
+/** eth_getStorageValues' requests: address -> slots (execution-apis caps a request at 1,024 slots in all). */
+export const StorageRequests = Type.Record(
+  Type.String({ pattern: "^0x[0-9a-fA-F]{40}$" }),
+  Type.Array(Type.String({ pattern: "^0x[0-9a-fA-F]{1,64}$" }), { maxItems: 1024 }),
+  { title: "storage requests", description: "{address: [slot, ...]}, at most 1,024 slots in all" },
+);
+
 /** EIP-7966's wait in milliseconds: a hex quantity, or the JSON number viem and the EIP's examples send. */
 export const SyncTimeout = Type.Union([Quantity, Type.Integer({ minimum: 0, maximum: 86_400_000 })], {
   title: "timeout",

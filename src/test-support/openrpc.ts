@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import Ajv2019 from "ajv/dist/2019.js";
 
-const SPEC_PATH = fileURLToPath(
+export const SPEC_PATH = fileURLToPath(
   new URL("../../test/fixtures/ethereum-execution-apis.openrpc.json", import.meta.url),
 );
 
