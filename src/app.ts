@@ -42,7 +42,7 @@ import { lazyChildLogger } from "./logging/lazy-child.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { Operation } from "./operations/operation.js";
 import type { PolicyStore } from "./policies/policy-store.js";
-import { RpcDispatcher } from "./rpc/dispatcher.js";
+import { type CallContext, RpcDispatcher } from "./rpc/dispatcher.js";
 import { errorText } from "./rpc/envelope.js";
 import { methodPolicy } from "./rpc/method-policy.js";
 import type { ResponseCache } from "./rpc/response-cache.js";
@@ -186,19 +186,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logs: deps.logs,
     cache: deps.cache,
     signer: deps.signer,
-    beforeSigning: (context) => {
-      const limiter =
-        context.owner === null || context.owner === undefined
-          ? deps.limiters.withoutKeys
-          : deps.limiters.withKeys;
-      const taken = limiter.take(context.tenant, "sign");
-      if (!taken.ok) {
-        throw new ChaingateError(`too many sign requests; retry in ${taken.retryAfterSeconds} s`, {
-          code: "RATE_LIMITED",
-          data: { retry_after_seconds: taken.retryAfterSeconds },
-        });
-      }
-    },
+    beforeSigning: (context) => takeBudget(deps.limiters, context, "sign", "sign requests"),
+    beforeTrace: (context) => takeBudget(deps.limiters, context, "trace", "debug/trace/txpool calls"),
     onCall: (method, ok) => deps.metrics.observeRpcCall(method, ok),
     policy: methodPolicy(config.allowMethods, config.denyMethods),
     syncSend: config.syncSend,
@@ -297,4 +286,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(consoleRoutes);
   await app.register(healthRoutes, { readiness: deps.readiness, startedAt: Date.now() });
   return app;
+}
+
+/** One token of the caller's budget for `group` (their key's, or their address's without keys); RATE_LIMITED when none is left. */
+function takeBudget(
+  limiters: AppDeps["limiters"],
+  context: CallContext,
+  group: "sign" | "trace",
+  what: string,
+): void {
+  const limiter =
+    context.owner === null || context.owner === undefined ? limiters.withoutKeys : limiters.withKeys;
+  const taken = limiter.take(context.tenant, group);
+  if (!taken.ok) {
+    throw new ChaingateError(`too many ${what}; retry in ${taken.retryAfterSeconds} s`, {
+      code: "RATE_LIMITED",
+      data: { retry_after_seconds: taken.retryAfterSeconds },
+    });
+  }
 }

@@ -5,6 +5,7 @@ const limits = {
   read: { count: 2, perMs: 60_000 },
   sign: { count: 0, perMs: 1000 },
   wallet_create: { count: 0, perMs: 1000 },
+  trace: { count: 0, perMs: 1000 },
 };
 
 it("takes tokens until none is left, and says when the next one comes", () => {

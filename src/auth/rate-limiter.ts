@@ -1,7 +1,7 @@
 /** Token buckets per caller (API key, or address when keys are off) and method group; memory is bounded. */
 import { MapHand } from "../collections/map-hand.js";
 
-export type RateGroup = "read" | "sign" | "wallet_create";
+export type RateGroup = "read" | "sign" | "wallet_create" | "trace";
 
 export interface RateLimit {
   /** Requests allowed per `perMs`; also the burst. 0 turns the group's limit off. */

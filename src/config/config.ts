@@ -1,8 +1,14 @@
 /** The validated, frozen configuration every subsystem reads. */
 
+/** Method namespaces beyond eth_/net_/web3_ an operator marks an upstream as serving (off unless marked). */
+export const EXTRA_NAMESPACES = ["debug", "trace", "txpool"] as const;
+export type ExtraNamespace = (typeof EXTRA_NAMESPACES)[number];
+
 export interface UpstreamConfig {
   readonly url: string;
   readonly ws?: string;
+  /** debug_*, trace_*, txpool_* calls go only to upstreams that list the namespace. */
+  readonly namespaces?: readonly ExtraNamespace[];
 }
 
 /** When a source chain's event is final: at this many confirmations, or at the chain's `finalized` block. */
@@ -20,7 +26,7 @@ export interface ChainConfig {
 }
 
 export type RateLimits = Readonly<
-  Record<"read" | "sign" | "wallet_create", { readonly count: number; readonly perMs: number }>
+  Record<"read" | "sign" | "wallet_create" | "trace", { readonly count: number; readonly perMs: number }>
 >;
 
 export interface Config {

@@ -152,12 +152,13 @@ describe("configuration", () => {
   it("rates are a count in the option's unit, or per s, min or h", () => {
     const config = loadConfig({
       env: {},
-      argv: ["--rate-read", "5", "--rate-sign", "100/min", "--rate-wallets", "2/h"],
+      argv: ["--rate-read", "5", "--rate-sign", "100/min", "--rate-wallets", "2/h", "--rate-trace", "7/min"],
     });
     expect(config.rateLimits).toEqual({
       read: { count: 5, perMs: 1000 },
       sign: { count: 100, perMs: 60_000 },
       wallet_create: { count: 2, perMs: 3_600_000 },
+      trace: { count: 7, perMs: 60_000 },
     });
     expect(() => loadConfig({ env: { CHAINGATE_RATE_READ: "5/day" }, argv: [] })).toThrow(
       /CHAINGATE_RATE_READ.*per s, min or h/,

@@ -1,7 +1,14 @@
 /** Builds the Config from defaults, a JSON file, the environment and flags; reports every bad field at once. */
 import { readFileSync } from "node:fs";
 import { resolve, sep } from "node:path";
-import { type ChainConfig, type Config, DEVNET_HOME_CHAIN_ID, DEVNET_PEER_CHAIN_ID } from "./config.js";
+import {
+  type ChainConfig,
+  type Config,
+  DEVNET_HOME_CHAIN_ID,
+  DEVNET_PEER_CHAIN_ID,
+  EXTRA_NAMESPACES,
+  type ExtraNamespace,
+} from "./config.js";
 import {
   checkUrl,
   OPTIONS,
@@ -115,7 +122,7 @@ function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined
     }
     if (name !== undefined && typeof name !== "string") problems.push(`${where}.name must be a string`);
     if (!Array.isArray(upstreams) || upstreams.length === 0) {
-      problems.push(`${where}.upstreams must be a non-empty array of {url, ws?}`);
+      problems.push(`${where}.upstreams must be a non-empty array of {url, ws?, namespaces?}`);
       return;
     }
     const list = upstreams.flatMap((u: unknown, j) => {
@@ -127,7 +134,24 @@ function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined
         const wsProblem = typeof ws === "string" ? checkUrl(ws, ["ws:", "wss:"]) : "ws must be a string";
         if (wsProblem) problems.push(`${where}.upstreams[${j}]: ${wsProblem}`);
       }
-      return typeof url === "string" ? [ws === undefined ? { url } : { url, ws: String(ws) }] : [];
+      const namespaces =
+        typeof u === "object" && u !== null ? (u as { namespaces?: unknown }).namespaces : undefined;
+      if (
+        namespaces !== undefined &&
+        (!Array.isArray(namespaces) ||
+          namespaces.some((n) => !(EXTRA_NAMESPACES as readonly unknown[]).includes(n)))
+      )
+        problems.push(
+          `${where}.upstreams[${j}].namespaces must be a list of ${EXTRA_NAMESPACES.map((n) => `"${n}"`).join(", ")}; got ${JSON.stringify(namespaces)}`,
+        );
+      if (typeof url !== "string") return [];
+      return [
+        {
+          url,
+          ...(ws === undefined ? {} : { ws: String(ws) }),
+          ...(Array.isArray(namespaces) ? { namespaces: namespaces as ExtraNamespace[] } : {}),
+        },
+      ];
     });
     chains.push({
       ...(typeof chainId === "number" ? { chainId } : {}),
@@ -247,11 +271,13 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       read: v.rateRead ?? { count: 0, perMs: 1000 },
       sign: v.rateSign ?? { count: 50, perMs: 1000 },
       wallet_create: v.rateWallets ?? { count: 30, perMs: 60_000 },
+      trace: v.rateTrace ?? { count: 5, perMs: 1000 },
     },
     rateLimitsWithoutKeys: {
       read: v.rateRead ?? { count: 0, perMs: 1000 },
       sign: v.rateSign ?? { count: 0, perMs: 1000 },
       wallet_create: v.rateWallets ?? { count: 0, perMs: 60_000 },
+      trace: v.rateTrace ?? { count: 0, perMs: 1000 },
     },
     denyMethods: v.denyMethods,
     allowMethods: v.allowMethods,

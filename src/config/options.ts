@@ -73,6 +73,7 @@ export interface OptionValues {
   rateRead: RateOption | undefined;
   rateSign: RateOption | undefined;
   rateWallets: RateOption | undefined;
+  rateTrace: RateOption | undefined;
   denyMethods: string[];
   allowMethods: string[];
   requestTimeoutMs: number;
@@ -516,6 +517,15 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: "--rate-read",
     help: "node reads and listings allowed per second per API key (or per client address without keys), or N/min, N/h; 0: no limit",
     defaultText: "0",
+    parse: rate(1000),
+  },
+  {
+    key: "rateTrace",
+    default: undefined,
+    env: "CHAINGATE_RATE_TRACE",
+    flag: "--rate-trace",
+    help: "debug_*, trace_* and txpool_* calls per second per key (served only by upstreams marked for them), or N/min, N/h; 0: no limit",
+    defaultText: "5 with API keys, off without",
     parse: rate(1000),
   },
   {

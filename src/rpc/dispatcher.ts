@@ -6,6 +6,7 @@ import type { FilterService } from "../filters/filter-service.js";
 import type { LogQuery } from "../filters/log-query.js";
 import type { FairGate } from "../keys/fair-gate.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { extraNamespaceOf } from "../upstream/upstream-pool.js";
 import { type MethodPolicy, methodDenied } from "./method-policy.js";
 import { METHODS, METHODS_BY_NAME, SMALL_ANSWERS } from "./method-table.js";
 import { blockNumberNotBehind, latestBlockNotBehind } from "./monotonic-head.js";
@@ -34,6 +35,8 @@ export interface DispatcherDeps {
    * spent, so a batch of 100 signatures costs 100 tokens, not one request's.
    */
   beforeSigning?: (context: CallContext) => void;
+  /** Called before every debug_/trace_/txpool_ call: throws when the caller's "trace" budget is spent. */
+  beforeTrace?: (context: CallContext) => void;
   /** Told the outcome of every call (metrics). */
   onCall?: (method: string, ok: boolean) => void;
   /** Methods the operator allows; absent: all of the table. */
@@ -169,6 +172,12 @@ export class RpcDispatcher {
     const checked = normalizeParams ? normalizeParams(validate(params)) : validate(params);
     // A small answer never floods: it is not held back by the budget of large reads.
     if (!SMALL_ANSWERS.has(method)) context.mayHoldMore?.();
+    if (extraNamespaceOf(method) !== undefined) {
+      // Refused before the budget is spent when no upstream is marked for the namespace.
+      if (!chain.pool.serves(method))
+        throw methodNotFound(`${method} (no upstream of this chain is marked for it)`);
+      this.deps.beforeTrace?.(context);
+    }
     const gate = this.deps.upstreamGate;
     const fair = <T>(work: () => Promise<T>): Promise<T> => (gate ? gate.run(context.tenant, work) : work());
     if (spec.handler === "filters")

@@ -10,6 +10,8 @@ export interface ChainEntry {
   chainId?: number | undefined;
   name?: string | undefined;
   urls: string[];
+  /** The extra namespaces (debug, trace, txpool) each URL is marked for; none when absent. */
+  namespaces?: ReadonlyMap<string, ReadonlySet<string>> | undefined;
 }
 
 export interface ResolveOptions {
@@ -85,7 +87,7 @@ export async function resolveChain(entry: ChainEntry, options: ResolveOptions): 
     await Promise.all(probes.map((p) => p.close()));
   }
   const chainId = expected;
-  const pool = new UpstreamPool(chainId, entry.urls, options.timeoutMs, answers);
+  const pool = new UpstreamPool(chainId, entry.urls, options.timeoutMs, answers, entry.namespaces);
   const log = logger.child({ chainId });
   pool.listen(({ label, status, reportedChainId }) => {
     if (status === "quarantined")

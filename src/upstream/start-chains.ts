@@ -25,6 +25,7 @@ export function chainEntries(
     ...(c.name === undefined ? {} : { name: c.name }),
     urls: c.upstreams.map((u) => u.url),
     ws: c.upstreams.map((u) => u.ws),
+    namespaces: new Map(c.upstreams.map((u) => [u.url, new Set(u.namespaces ?? [])])),
   }));
 }
 

@@ -11,8 +11,18 @@ import { JsonText } from "./json-text.js";
  */
 export type UpstreamStatus = "unverified" | "verified" | "quarantined";
 
+const NO_NAMESPACES: ReadonlySet<string> = new Set();
+
+/** The extra namespace of a method (debug, trace, txpool), or undefined for the standard ones. */
+export function extraNamespaceOf(method: string): string | undefined {
+  const prefix = method.slice(0, method.indexOf("_"));
+  return prefix === "debug" || prefix === "trace" || prefix === "txpool" ? prefix : undefined;
+}
+
 interface Member {
   upstream: HttpUpstream;
+  /** debug, trace, txpool: what the operator marked it as serving. */
+  namespaces: ReadonlySet<string>;
   status: UpstreamStatus;
   /** The chain id it last reported. */
   reportedChainId: number | undefined;
@@ -85,6 +95,7 @@ export class UpstreamPool {
     urls: readonly string[],
     timeoutMs: number,
     verified?: ReadonlyMap<string, number>,
+    namespaces?: ReadonlyMap<string, ReadonlySet<string>>,
   ) {
     if (urls.length === 0) throw new Error(`chain ${chainId} has no upstreams`);
     const labels = new Map<string, number>();
@@ -97,6 +108,7 @@ export class UpstreamPool {
       const reported = verified === undefined ? chainId : verified.get(url);
       return {
         upstream,
+        namespaces: namespaces?.get(url) ?? NO_NAMESPACES,
         status: reported === undefined ? "unverified" : reported === chainId ? "verified" : "quarantined",
         reportedChainId: reported,
         recheck: false,
@@ -224,6 +236,25 @@ export class UpstreamPool {
   }
 
   /** In-sync healthy upstreams first (round robin), then lagging ones, cooling ones last as a final resort. */
+  /** Whether any upstream is marked for the method's extra namespace (always, for eth_/net_/web3_ methods). */
+  serves(method: string): boolean {
+    const namespace = extraNamespaceOf(method);
+    return namespace === undefined || this.members.some((m) => m.namespaces.has(namespace));
+  }
+
+  /** A debug_/trace_/txpool_ call goes only to the upstreams marked for its namespace. */
+  private serving(method: string, members: Member[]): Member[] {
+    const namespace = extraNamespaceOf(method);
+    if (namespace === undefined) return members;
+    const marked = members.filter((m) => m.namespaces.has(namespace));
+    if (marked.length === 0 && !this.serves(method))
+      throw new ChaingateError(
+        `Method not found: ${method} (no upstream of chain ${this.chainId} is marked for ${namespace}_*: \`namespaces\` in the config file)`,
+        { code: "METHOD_NOT_FOUND" },
+      );
+    return marked;
+  }
+
   private order(now: number): Member[] {
     if (this.members.length === 1) return this.usable(this.members[0]!) ? this.members : [];
     const start = this.cursor++ % this.members.length;
@@ -243,7 +274,7 @@ export class UpstreamPool {
 
   async call(call: UpstreamCall): Promise<unknown> {
     let lastFault: unknown;
-    for (const member of this.order(Date.now())) {
+    for (const member of this.serving(call.method, this.order(Date.now()))) {
       try {
         const result = await member.upstream.call(call);
         member.answered++;
