@@ -162,6 +162,8 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
         syncSend: config.syncSend,
         filler,
         authorizations,
+        store,
+        chains,
       }),
       metrics: new Metrics({ chains, store, cache, hub, deriver }),
       operations: [

@@ -5,6 +5,7 @@ import { invalidParams } from "../errors/rpc-errors.js";
 import type { FilterService } from "../filters/filter-service.js";
 import type { PolicyGuard } from "../policies/policy-guard.js";
 import { awaitReceipt, type SyncSendLimits, syncTimeoutMs } from "../rpc/send-raw.js";
+import type { Store } from "../store/database.js";
 import { toRpcAuthorization } from "../tx/authorizations.js";
 import type { CustodyAuthorizations, SignerOf } from "../tx/custody-authorizations.js";
 import type { FeeOracle } from "../tx/fee-oracle.js";
@@ -12,7 +13,7 @@ import type { TransactionFiller } from "../tx/fill-transaction.js";
 import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
 import type { SignedOperation, TransactionPipeline } from "../tx/transaction-pipeline.js";
 import { nodeUnavailable } from "../tx/tx-errors.js";
-import type { Chain } from "../upstream/chain-registry.js";
+import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import type { CustodyAccounts } from "./custody-accounts.js";
 import {
   type FeeChoice,
@@ -22,6 +23,7 @@ import {
   type TransactionObject,
 } from "./transaction-request.js";
 import { readTypedData } from "./typed-data.js";
+import { type SendCallsRequest, WalletCalls } from "./wallet-calls.js";
 
 export interface SignerContext {
   /** The wallet owner: the API key's id, or null without keys. */
@@ -46,6 +48,9 @@ export interface SignerMethodsOptions {
   filler: TransactionFiller;
   /** EIP-7702 authorizations signed by custody addresses (eth_signAuthorization, type-4 sends). */
   authorizations: CustodyAuthorizations;
+  /** EIP-5792 bundles are kept in the store and may name any served chain. */
+  store: Store;
+  chains: ChainRegistry;
 }
 
 const MESSAGE_HEX = /^0x([0-9a-fA-F]{2})*$/;
@@ -58,9 +63,20 @@ const isOracleChoice = (choice: FeeChoice): boolean => choice.kind === "auto" &&
 
 export class SignerMethods {
   private readonly signerOf: SignerOf;
+  private readonly calls: WalletCalls;
 
   constructor(private readonly options: SignerMethodsOptions) {
     this.signerOf = (owner, address) => options.accounts.signer(owner, address);
+    this.calls = new WalletCalls({
+      store: options.store,
+      chains: options.chains,
+      accounts: options.accounts,
+      send: async (chain, tx, owner) => {
+        const submitted = await options.pipeline.submit(await this.operation(chain, tx, owner));
+        await options.filters.noteSent(chain, submitted.txHash);
+        return submitted.txHash;
+      },
+    });
   }
 
   async handle(
@@ -131,6 +147,12 @@ export class SignerMethods {
         )) as `0x${string}`;
         return awaitReceipt(chain, hash, timeoutMs);
       }
+      case "wallet_getCapabilities":
+        return this.calls.capabilities(owner, params[0] as string, params[1] as string[] | undefined);
+      case "wallet_sendCalls":
+        return this.calls.send(owner, params[0] as SendCallsRequest);
+      case "wallet_getCallsStatus":
+        return this.calls.status(owner, params[0] as string);
       case "eth_signAuthorization": {
         const [item] = readAuthorizationList([params[1]]);
         if (item!.kind !== "request")

@@ -328,6 +328,33 @@ export const ERROR_CODES = {
     meaning:
       "another payload was already signed at this nonce of the address (`data.nonce`, `data.tx_hash`); chaingate signs one per nonce",
   },
+  UNSUPPORTED_CAPABILITY: {
+    status: 400,
+    rpc: 5700,
+    meaning: "wallet_sendCalls asked for a capability chaingate lacks without marking it optional (EIP-5792)",
+  },
+  UNSUPPORTED_CHAIN_ID: {
+    status: 400,
+    rpc: 5710,
+    meaning: "wallet_sendCalls names a chain chaingate does not serve",
+  },
+  DUPLICATE_BUNDLE_ID: {
+    status: 409,
+    rpc: 5720,
+    meaning: "a bundle with this id was already sent by this key",
+  },
+  UNKNOWN_BUNDLE_ID: {
+    status: 404,
+    rpc: 5730,
+    meaning: "wallet_getCallsStatus: no bundle with this id for this key",
+  },
+  BUNDLE_TOO_LARGE: { status: 413, rpc: 5740, meaning: "wallet_sendCalls: more than 16 calls" },
+  ATOMICITY_NOT_SUPPORTED: {
+    status: 400,
+    rpc: 5760,
+    meaning:
+      "wallet_sendCalls with atomicRequired: chaingate sends the calls one by one, under consecutive nonces",
+  },
   RECEIPT_TIMEOUT: {
     status: 504,
     rpc: RPC_SYNC_TIMEOUT,

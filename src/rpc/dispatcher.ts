@@ -69,7 +69,20 @@ function observedHead(method: string, result: unknown): number | undefined {
 }
 
 /** Custody methods that neither sign nor derive a key: outside the "sign" budget. */
-const NOT_SIGNING = new Set(["eth_accounts", "personal_lockAccount", "eth_fillTransaction"]);
+const NOT_SIGNING = new Set([
+  "eth_accounts",
+  "personal_lockAccount",
+  "eth_fillTransaction",
+  "wallet_getCapabilities",
+  "wallet_getCallsStatus",
+]);
+
+/** Signatures a custody call makes: one, or one per call of an EIP-5792 bundle. */
+function signaturesOf(method: string, params: readonly unknown[]): number {
+  if (method !== "wallet_sendCalls") return 1;
+  const calls = (params[0] as { calls?: unknown[] } | undefined)?.calls;
+  return Array.isArray(calls) ? Math.max(1, calls.length) : 1;
+}
 
 /** Who is calling: the tenant whose filters and quotas apply (API key id, or `ip:<address>` without keys). */
 export interface CallContext {
@@ -183,7 +196,8 @@ export class RpcDispatcher {
     if (spec.handler === "filters")
       return fair(() => this.deps.filters.handle(chain, method, checked, context.tenant));
     if (spec.handler === "custody") {
-      if (!NOT_SIGNING.has(method)) this.deps.beforeSigning?.(context);
+      if (!NOT_SIGNING.has(method))
+        for (let n = signaturesOf(method, checked); n > 0; n--) this.deps.beforeSigning?.(context);
       try {
         return await this.deps.signer.handle(chain, method, checked, {
           owner: context.owner ?? null,

@@ -357,6 +357,40 @@ const CLIENT_METHODS: Row[] = [
   ],
 ];
 
+const SendCallsRequest = Type.Object(
+  {
+    version: Type.Optional(Type.String({ maxLength: 20 })),
+    id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    from: Address,
+    chainId: Quantity,
+    atomicRequired: Type.Optional(Type.Boolean()),
+    calls: Type.Array(
+      Type.Object(
+        {
+          to: Type.Optional(Address),
+          data: Type.Optional(Data),
+          value: Type.Optional(Quantity),
+          capabilities: Type.Optional(Type.Object({}, { additionalProperties: true })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 64 },
+    ),
+    capabilities: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.Object({ optional: Type.Optional(Type.Boolean()) }, { additionalProperties: true }),
+      ),
+    ),
+  },
+  {
+    title: "calls request",
+    description:
+      "{version, id?, from, chainId, atomicRequired, calls: [{to, data, value}], capabilities?} (EIP-5792)",
+    additionalProperties: false,
+  },
+);
+
 /** The signer methods JSON-RPC clients call on their provider, answered from custody wallets. */
 const SIGNER_METHODS: Row[] = [
   [
@@ -436,6 +470,27 @@ const SIGNER_METHODS: Row[] = [
     "eth_sendTransactionSync",
     "Signs with the caller's custody address `from`, sends through the transaction pipeline, and answers the receipt once mined (eth_sendRawTransactionSync's wait and errors).",
     [req("transaction", TransactionObject), opt("timeout", SyncTimeout)],
+    "custody",
+    "none",
+  ],
+  [
+    "wallet_getCapabilities",
+    "EIP-5792: what wallet_sendCalls offers a custody address on each served chain (calls in order; not atomic).",
+    [req("address", Address), opt("chainIds", Type.Array(Quantity, { title: "chain ids", maxItems: 100 }))],
+    "custody",
+    "none",
+  ],
+  [
+    "wallet_sendCalls",
+    "EIP-5792: sends calls from a custody address in order, under consecutive nonces, each through the pipeline and its policies; answers the bundle id.",
+    [req("request", SendCallsRequest)],
+    "custody",
+    "none",
+  ],
+  [
+    "wallet_getCallsStatus",
+    "EIP-5792: a bundle's status (100 pending, 200 confirmed, 400 not sent, 500 reverted, 600 partly) and its receipts.",
+    [req("id", Type.String({ title: "bundle id", minLength: 1, maxLength: 200 }))],
     "custody",
     "none",
   ],

@@ -202,6 +202,20 @@ export interface InstancesTable {
   seen_at: number;
 }
 
+/** An EIP-5792 bundle (see custody/wallet-calls.ts); `owner` is "" without API keys. */
+export interface CallBundlesTable {
+  owner: string;
+  id: string;
+  chain_id: number;
+  from_address: string;
+  /** JSON array of the hashes sent, in call order. */
+  tx_hashes: string;
+  /** How many calls the bundle asked for (more than sent when one was refused). */
+  calls: number;
+  error: string | null;
+  created_at: number;
+}
+
 /** A payload eth_signTransaction handed out at a nonce (see tx/nonce-guard.ts); lower-case address. */
 export interface SignedPayloadsTable {
   chain_id: number;
@@ -420,6 +434,7 @@ export interface Database {
   unlocks: UnlocksTable;
   instances: InstancesTable;
   signed_payloads: SignedPayloadsTable;
+  call_bundles: CallBundlesTable;
   subscription_streams: SubscriptionStreamsTable;
   relayer_cursors: RelayerCursorsTable;
   nonce_ledger: NonceLedgerTable;

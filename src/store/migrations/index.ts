@@ -22,6 +22,7 @@ import * as unlocks from "./019-unlocks.js";
 import * as instances from "./020-instances.js";
 import * as subscriptionStreams from "./021-subscription-streams.js";
 import * as signedPayloads from "./022-signed-payloads.js";
+import * as callBundles from "./023-call-bundles.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -46,4 +47,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "020-instances": instances,
   "021-subscription-streams": subscriptionStreams,
   "022-signed-payloads": signedPayloads,
+  "023-call-bundles": callBundles,
 };

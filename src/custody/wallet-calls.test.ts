@@ -1,0 +1,111 @@
+import { createWalletClient, defineChain, type Hex, http, toHex } from "viem";
+import { getCallsStatus, getCapabilities, sendCalls, waitForCallsStatus } from "viem/actions";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { devSend, type Envelope, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
+import { DEV_ACCOUNT_2, REVERTER_INIT_CODE } from "../test-support/evm-fixtures.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+
+const PASSWORD = "calls-password";
+
+describe("EIP-5792 for custody addresses, through viem", () => {
+  let rt: TestRuntime;
+  let reverter: Hex;
+  const rpc = async (method: string, params: unknown[]) =>
+    (await rt.post("/", { jsonrpc: "2.0", id: 1, method, params })).json as Envelope;
+
+  async function custody(): Promise<Hex> {
+    const made = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
+    const address = (made.json as { address: Hex }[])[0]!.address;
+    await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [address, toHex(10n ** 19n)]);
+    expect((await rpc("personal_unlockAccount", [address, PASSWORD, 600])).result).toBe(true);
+    return address;
+  }
+  const client = (account: Hex) =>
+    createWalletClient({
+      account,
+      chain: defineChain({
+        id: 1001,
+        name: "devnet",
+        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+        rpcUrls: { default: { http: [rt.url] } },
+      }),
+      transport: http(rt.url),
+    });
+
+  beforeAll(async () => {
+    rt = await startTestRuntime({ env: { CHAINGATE_TRACKER_INTERVAL_MS: "100" } });
+    reverter = (await receiptOf(rt, await devSend(rt, { data: REVERTER_INIT_CODE }))).contractAddress as Hex;
+  }, 120_000);
+  afterAll(async () => {
+    await rt?.close();
+  });
+
+  it("sendCalls sends the calls in order under consecutive nonces; waitForCallsStatus answers success with receipts", async () => {
+    const address = await custody();
+    const wallet = client(address);
+    const capabilities = await getCapabilities(wallet, { account: address });
+    expect(capabilities[1001]).toMatchObject({ atomic: { status: "unsupported" } });
+    const { id } = await sendCalls(wallet, {
+      calls: [
+        { to: DEV_ACCOUNT_2, value: 1n },
+        { to: DEV_ACCOUNT_2, value: 2n },
+        { to: DEV_ACCOUNT_2, value: 3n },
+      ],
+    });
+    const status = await waitForCallsStatus(wallet, { id, timeout: 60_000, pollingInterval: 100 });
+    expect(status.status).toBe("success");
+    expect(status.atomic).toBe(false);
+    expect(status.receipts).toHaveLength(3);
+    const nonces = await Promise.all(
+      status.receipts!.map(async (r) => {
+        const tx = (await nodeCall(nodeUrlOf(rt), "eth_getTransactionByHash", [r.transactionHash])) as {
+          nonce: string;
+          value: string;
+        };
+        return [Number(tx.nonce), BigInt(tx.value)] as const;
+      }),
+    );
+    expect(nonces).toEqual([
+      [0, 1n],
+      [1, 2n],
+      [2, 3n],
+    ]);
+  });
+
+  it("atomicRequired is refused (5760), an unknown id is 5730, and a reused id is 5720", async () => {
+    const address = await custody();
+    const wallet = client(address);
+    await expect(
+      sendCalls(wallet, { calls: [{ to: DEV_ACCOUNT_2, value: 1n }], forceAtomic: true }),
+    ).rejects.toMatchObject({ cause: { name: "AtomicityNotSupportedError", code: 5760 } });
+    await expect(getCallsStatus(wallet, { id: "0x1234" })).rejects.toMatchObject({ code: 5730 });
+    await sendCalls(wallet, { id: "bundle-1", calls: [{ to: DEV_ACCOUNT_2, value: 1n }] });
+    const again = await rpc("wallet_sendCalls", [
+      {
+        version: "2.0.0",
+        id: "bundle-1",
+        from: address,
+        chainId: "0x3e9",
+        atomicRequired: false,
+        calls: [{ to: DEV_ACCOUNT_2, value: "0x1" }],
+      },
+    ]);
+    expect(again.error?.code).toBe(5720);
+  });
+
+  it("a call the node's estimate refuses stops the bundle: the calls before it are sent and the status is partial", async () => {
+    const address = await custody();
+    const wallet = client(address);
+    const { id } = await sendCalls(wallet, {
+      calls: [{ to: DEV_ACCOUNT_2, value: 1n }, { to: reverter }],
+    });
+    const status = await waitForCallsStatus(wallet, {
+      id,
+      timeout: 60_000,
+      pollingInterval: 100,
+      throwOnFailure: false,
+    });
+    expect(status.statusCode).toBe(600);
+    expect(status.receipts).toHaveLength(1);
+  });
+});
