@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { ERROR_CODES, isErrorCode } from "./codes.js";
+import { ERROR_CODES, isErrorCode, STANDARD_POSITIVE_CODES } from "./codes.js";
 import { renderErrorIndex, withErrorIndex } from "./error-index.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -34,14 +34,15 @@ it("docs/api.md's error index is the catalogue's, row for row (npm run docs:erro
   for (const code of Object.keys(ERROR_CODES)) expect(index).toContain(`| \`${code}\` `);
 });
 
-it("each entry is coherent: failover implies retry, statuses are HTTP errors, JSON-RPC codes are negative", () => {
+it("each entry is coherent: failover implies retry, statuses are HTTP errors, JSON-RPC codes are negative (unless a standard gives them)", () => {
   for (const [code, entry] of Object.entries(ERROR_CODES)) {
     const e: { status: number; rpc?: number; retry?: boolean; failover?: boolean; alsoStatus?: number } =
       entry;
     if (e.failover) expect(e.retry, code).toBe(true);
     expect(e.status, code).toBeGreaterThanOrEqual(400);
     expect(e.status, code).toBeLessThan(600);
-    if (e.rpc !== undefined) expect(e.rpc, code).toBeLessThan(0);
+    // Negative, but for the positive codes EIP-7966 and EIP-5792 define.
+    if (e.rpc !== undefined && !STANDARD_POSITIVE_CODES.has(e.rpc)) expect(e.rpc, code).toBeLessThan(0);
     // A refusal a client is told to retry is a 429, a 503 or a 504 (or a 409 still in progress).
     if (e.retry) expect([409, 429, 503, 504], code).toContain(e.status);
   }

@@ -22,6 +22,24 @@ export const RPC_METHOD_DENIED = -32013;
 export const RPC_SYNC_TIMEOUT = 4;
 /** EIP-7966: a synchronous send's transaction is pooled but cannot be mined yet (a nonce gap). */
 export const RPC_SYNC_NOT_READY = 5;
+/** EIP-5792's wallet_sendCalls / wallet_getCallsStatus errors. */
+export const RPC_UNSUPPORTED_CAPABILITY = 5700;
+export const RPC_UNSUPPORTED_CHAIN_ID = 5710;
+export const RPC_DUPLICATE_BUNDLE_ID = 5720;
+export const RPC_UNKNOWN_BUNDLE_ID = 5730;
+export const RPC_BUNDLE_TOO_LARGE = 5740;
+export const RPC_ATOMICITY_NOT_SUPPORTED = 5760;
+/** The positive codes: only where a standard (EIP-7966, EIP-5792) gives one; everything else is negative. */
+export const STANDARD_POSITIVE_CODES: ReadonlySet<number> = new Set([
+  RPC_SYNC_TIMEOUT,
+  RPC_SYNC_NOT_READY,
+  RPC_UNSUPPORTED_CAPABILITY,
+  RPC_UNSUPPORTED_CHAIN_ID,
+  RPC_DUPLICATE_BUNDLE_ID,
+  RPC_UNKNOWN_BUNDLE_ID,
+  RPC_BUNDLE_TOO_LARGE,
+  RPC_ATOMICITY_NOT_SUPPORTED,
+]);
 /** EIP-1474's "transaction rejected": a signing policy refused the request. */
 export const RPC_POLICY_DENIED = -32003;
 
@@ -330,28 +348,32 @@ export const ERROR_CODES = {
   },
   UNSUPPORTED_CAPABILITY: {
     status: 400,
-    rpc: 5700,
+    rpc: RPC_UNSUPPORTED_CAPABILITY,
     meaning: "wallet_sendCalls asked for a capability chaingate lacks without marking it optional (EIP-5792)",
   },
   UNSUPPORTED_CHAIN_ID: {
     status: 400,
-    rpc: 5710,
+    rpc: RPC_UNSUPPORTED_CHAIN_ID,
     meaning: "wallet_sendCalls names a chain chaingate does not serve",
   },
   DUPLICATE_BUNDLE_ID: {
     status: 409,
-    rpc: 5720,
+    rpc: RPC_DUPLICATE_BUNDLE_ID,
     meaning: "a bundle with this id was already sent by this key",
   },
   UNKNOWN_BUNDLE_ID: {
     status: 404,
-    rpc: 5730,
+    rpc: RPC_UNKNOWN_BUNDLE_ID,
     meaning: "wallet_getCallsStatus: no bundle with this id for this key",
   },
-  BUNDLE_TOO_LARGE: { status: 413, rpc: 5740, meaning: "wallet_sendCalls: more than 16 calls" },
+  BUNDLE_TOO_LARGE: {
+    status: 413,
+    rpc: RPC_BUNDLE_TOO_LARGE,
+    meaning: "wallet_sendCalls: more than 16 calls",
+  },
   ATOMICITY_NOT_SUPPORTED: {
     status: 400,
-    rpc: 5760,
+    rpc: RPC_ATOMICITY_NOT_SUPPORTED,
     meaning:
       "wallet_sendCalls with atomicRequired: chaingate sends the calls one by one, under consecutive nonces",
   },
