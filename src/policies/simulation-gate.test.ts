@@ -119,7 +119,9 @@ describe("simulation as a policy gate", () => {
       { from: wallet.address, to: token, data: transfer(parseEther("5000")), gas: "0x30000" },
     ]);
     expect(refused.error?.data).toMatchObject({ code: "POLICY_DENIED", rule: "simulation.refuse_reverts" });
-    expect(String((refused.error?.data as { revert_data?: string }).revert_data)).toMatch(/^0xe450d38c/);
+    expect(String((refused.error?.data as { revert_data?: string } | undefined)?.revert_data)).toMatch(
+      /^0xe450d38c/,
+    );
     expect(await pending()).toBe(before);
     const res = await fetch(`${rt.url}/audit?limit=1000`, { headers: auth() });
     const entries = ((await res.json()) as { entries: { decision: string; rule: string | null }[] }).entries;
