@@ -2,6 +2,7 @@ import { createPublicClient, defineChain, type Hex, http, keccak256, parseEther 
 import { privateKeyToAccount } from "viem/accounts";
 import { sendRawTransactionSync } from "viem/actions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cast } from "../test-support/cast.js";
 import { native, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -152,5 +153,77 @@ describe("synchronous sends (EIP-7966) on a chain that mines a block a second", 
     const hash = (short.json as { errors?: { tx_hash: string } }).errors?.tx_hash;
     expect(hash).toMatch(/^0x[0-9a-f]{64}$/);
     expect((await receiptOf(rt, hash!)).status).toBe("0x1");
+  });
+
+  it("cast send --sync: with its own key (eth_sendRawTransactionSync) and from a custody address (eth_sendTransactionSync)", async () => {
+    const ownKey = keccak256(`0x${Math.random().toString(16).slice(2).padEnd(8, "0")}`);
+    const withKey = privateKeyToAccount(ownKey);
+    const funded = await native(rt, "eth_sendTransaction", [
+      {
+        from: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
+        to: withKey.address,
+        value: "0x8ac7230489e80000",
+      },
+    ]);
+    await receiptOf(rt, funded.result as string);
+    const raw = JSON.parse(
+      await cast([
+        "send",
+        "--sync",
+        "--private-key",
+        ownKey,
+        "--rpc-url",
+        rt.url,
+        "--json",
+        DEV_ACCOUNT_2,
+        "--value",
+        "1",
+      ]),
+    ) as { status: string; from: string };
+    expect(raw.status).toBe("0x1");
+    expect(raw.from.toLowerCase()).toBe(withKey.address.toLowerCase());
+
+    const { json } = await rt.post("/wallet", {
+      type: "KEYSTORE_V3",
+      password: PASSWORD,
+      address_quantity: 1,
+    });
+    const [wallet] = json as { address: Hex }[];
+    const fundedCustody = await native(rt, "eth_sendTransaction", [
+      {
+        from: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
+        to: wallet!.address,
+        value: "0x8ac7230489e80000",
+      },
+    ]);
+    await receiptOf(rt, fundedCustody.result as string);
+    await native(rt, "personal_unlockAccount", [wallet!.address, PASSWORD, 600]);
+    const custody = JSON.parse(
+      await cast([
+        "send",
+        "--sync",
+        "--unlocked",
+        "--from",
+        wallet!.address,
+        "--rpc-url",
+        rt.url,
+        "--json",
+        DEV_ACCOUNT_2,
+        "--value",
+        "1",
+      ]),
+    ) as { status: string; from: string; transactionHash: string };
+    expect(custody.status).toBe("0x1");
+    expect(custody.from.toLowerCase()).toBe(wallet!.address.toLowerCase());
+    const row = await rt.store.db
+      .selectFrom("transactions")
+      .select("from_address")
+      .where("tx_hash", "=", custody.transactionHash)
+      .executeTakeFirst();
+    expect(row?.from_address).toBe(wallet!.address);
+    // cast asked the synchronous methods themselves (it does not fall back to polling).
+    const metrics = await (await fetch(`${rt.url}/metrics`)).text();
+    for (const method of ["eth_sendRawTransactionSync", "eth_sendTransactionSync"])
+      expect(metrics, method).toMatch(new RegExp(`method="${method}"[^}]*} [1-9]`));
   });
 });
