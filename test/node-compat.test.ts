@@ -3,13 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ethers, Wallet } from "ethers";
 import { type Abi, createPublicClient, type Hex, keccak256, parseEther, toHex, webSocket } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BridgeERC20 } from "../src/contracts/artifacts.generated.js";
 import { CREATE2_DEPLOYER } from "../src/contracts/create2-factory.js";
 import { METHODS } from "../src/rpc/method-table.js";
 import {
   devSend,
+  devTransferAt,
   type Envelope,
   native,
   nodeCall,
@@ -163,20 +163,10 @@ describe.each([
   });
 
   it("eth_sendRawTransactionSync answers the mined receipt though the node has no such method", async () => {
-    const key = privateKeyToAccount(DEV_PRIVATE_KEY);
     const nonce = Number(
       await nodeCall(nodeOf(chainId).url, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]),
     );
-    const raw = await key.signTransaction({
-      chainId,
-      type: "eip1559",
-      nonce,
-      to: DEV_ACCOUNT_2,
-      value: 1n,
-      gas: 21_000n,
-      maxFeePerGas: 20_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-    });
+    const raw = await devTransferAt(chainId, nonce);
     // The node itself does not serve it (asked with bytes it cannot take, so nothing is sent).
     const direct = await fetch(nodeOf(chainId).url, {
       method: "POST",
@@ -193,20 +183,10 @@ describe.each([
   });
 
   it("a raw transaction with a nonce gap does not take the node out of rotation", async () => {
-    const key = privateKeyToAccount(DEV_PRIVATE_KEY);
     const nonce = Number(
       await nodeCall(nodeOf(chainId).url, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]),
     );
-    const gapped = await key.signTransaction({
-      chainId,
-      type: "eip1559",
-      nonce: nonce + 5,
-      to: DEV_ACCOUNT_2,
-      value: 1n,
-      gas: 21_000n,
-      maxFeePerGas: 20_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-    });
+    const gapped = await devTransferAt(chainId, nonce + 5);
     // Hardhat refuses it ("Nonce too high"); Ganache never answers, yet holds it queued: asked by
     // hash after the timeout, it has it, and that is the answer (the hash).
     const sent = await native(rt, "eth_sendRawTransaction", [gapped], q(chainId));
@@ -347,16 +327,7 @@ it("all 33 spec Native paths answer a result in front of Hardhat, and ethers rea
   const filterForUninstall = await result<string>(rt, "eth_newBlockFilter");
   const custody = (await fundedWallet()).address;
   const nonce = Number(await nodeCall(hardhat.url, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]));
-  const raw = await privateKeyToAccount(DEV_PRIVATE_KEY).signTransaction({
-    chainId: HARDHAT,
-    type: "eip1559",
-    nonce,
-    to: DEV_ACCOUNT_2,
-    value: 1n,
-    gas: 21_000n,
-    maxFeePerGas: 20_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-  });
+  const raw = await devTransferAt(HARDHAT, nonce);
   expect((await native(rt, "personal_unlockAccount", [custody, PASSWORD, 600])).result).toBe(true);
   const { blockNumber } = emit;
   const calls = specCalls({ emitter, logFilter, filterForUninstall, emit, raw, custody });

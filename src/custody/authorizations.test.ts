@@ -1,9 +1,17 @@
-import { createWalletClient, defineChain, type Hex, http, toHex } from "viem";
+import { createWalletClient, type Hex, http, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { recoverAuthorizationAddress } from "viem/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
-import { devSend, type Envelope, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
+import {
+  chainAt,
+  devSend,
+  type Envelope,
+  nodeCall,
+  nodeReceipt,
+  nodeUrlOf,
+  receiptOf,
+} from "../test-support/chain-helpers.js";
 import {
   DEV_ACCOUNT_2,
   DEV_PRIVATE_KEY,
@@ -26,14 +34,7 @@ describe("EIP-7702 from custody", () => {
     (await rt.post("/", { jsonrpc: "2.0", id: 1, method, params }, auth())).json as Envelope;
   const code = (address: string) => nodeCall(nodeUrlOf(rt), "eth_getCode", [address, "latest"]);
   /** The receipt, read from the node itself (chaingate's own reads need the key). */
-  async function mined(hash: unknown): Promise<{ status: string }> {
-    for (let i = 0; i < 400; i++) {
-      const receipt = await nodeCall(nodeUrlOf(rt), "eth_getTransactionReceipt", [hash]);
-      if (receipt) return receipt as { status: string };
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`no receipt for ${String(hash)}`);
-  }
+  const mined = (hash: unknown) => nodeReceipt(nodeUrlOf(rt), hash);
   const same = (a: string | null, b: string) => a?.toLowerCase() === b.toLowerCase();
 
   /** A wallet with `n` funded, unlocked addresses. */
@@ -154,12 +155,7 @@ describe("EIP-7702 from custody", () => {
     // A relayer with its own key (the dev account) sends it through chaingate.
     const relayer = createWalletClient({
       account: privateKeyToAccount(DEV_PRIVATE_KEY),
-      chain: defineChain({
-        id: 1001,
-        name: "devnet",
-        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-        rpcUrls: { default: { http: [rt.url] } },
-      }),
+      chain: chainAt(rt.url),
       transport: http(rt.url, { fetchOptions: { headers: auth() } }),
     });
     const hash = await relayer.sendTransaction({ to: authority, authorizationList: [signed] });

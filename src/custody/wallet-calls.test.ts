@@ -1,7 +1,14 @@
-import { createWalletClient, defineChain, type Hex, http, toHex } from "viem";
+import { createWalletClient, type Hex, http, toHex } from "viem";
 import { getCallsStatus, getCapabilities, sendCalls, waitForCallsStatus } from "viem/actions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { devSend, type Envelope, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
+import {
+  chainAt,
+  devSend,
+  type Envelope,
+  nodeCall,
+  nodeUrlOf,
+  receiptOf,
+} from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2, REVERTER_INIT_CODE } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -23,12 +30,7 @@ describe("EIP-5792 for custody addresses, through viem", () => {
   const client = (account: Hex) =>
     createWalletClient({
       account,
-      chain: defineChain({
-        id: 1001,
-        name: "devnet",
-        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-        rpcUrls: { default: { http: [rt.url] } },
-      }),
+      chain: chainAt(rt.url),
       transport: http(rt.url),
     });
 

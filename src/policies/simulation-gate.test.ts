@@ -1,7 +1,7 @@
 import { encodeFunctionData, type Hex, parseAbi, parseEther, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
-import { type Envelope, nodeCall, nodeUrlOf } from "../test-support/chain-helpers.js";
+import { type Envelope, nodeCall, nodeReceipt, nodeUrlOf } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { ok } from "../test-support/token-helpers.js";
@@ -20,14 +20,7 @@ describe("simulation as a policy gate", () => {
   const auth = () => ({ authorization: `Bearer ${admin}` });
   const rpc = async (method: string, params: unknown[]) =>
     (await rt.post("/", { jsonrpc: "2.0", id: 1, method, params }, auth())).json as Envelope;
-  async function mined(hash: unknown): Promise<{ status: string }> {
-    for (let i = 0; i < 400; i++) {
-      const receipt = await nodeCall(nodeUrlOf(rt), "eth_getTransactionReceipt", [hash]);
-      if (receipt) return receipt as { status: string };
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`no receipt for ${String(hash)}`);
-  }
+  const mined = (hash: unknown) => nodeReceipt(nodeUrlOf(rt), hash);
   const pending = () => nodeCall(nodeUrlOf(rt), "eth_getTransactionCount", [wallet.address, "pending"]);
 
   beforeAll(async () => {

@@ -1,9 +1,9 @@
-import { createPublicClient, defineChain, type Hex, http, keccak256, parseEther } from "viem";
+import { createPublicClient, type Hex, http, keccak256, parseEther } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { sendRawTransactionSync } from "viem/actions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cast } from "../test-support/cast.js";
-import { native, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
+import { chainAt, native, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -17,6 +17,18 @@ async function fundedKey(rt: TestRuntime) {
   ]);
   await receiptOf(rt, funded.result as string);
   return key;
+}
+
+/** A new custody wallet's address, funded from the dev account and unlocked. */
+async function unlockedCustody(rt: TestRuntime): Promise<{ id: string; address: Hex }> {
+  const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
+  const wallet = (json as { id: string; address: Hex }[])[0]!;
+  const funded = await native(rt, "eth_sendTransaction", [
+    { from: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", to: wallet.address, value: "0x8ac7230489e80000" },
+  ]);
+  await receiptOf(rt, funded.result as string);
+  await native(rt, "personal_unlockAccount", [wallet.address, PASSWORD, 600]);
+  return wallet;
 }
 
 async function signed(key: ReturnType<typeof privateKeyToAccount>, nonce: number): Promise<Hex> {
@@ -46,12 +58,7 @@ describe("synchronous sends (EIP-7966) on a chain that mines a block a second", 
   it("viem's sendRawTransactionSync answers the mined receipt, waited for on the chain's heads", async () => {
     const key = await fundedKey(rt);
     const client = createPublicClient({
-      chain: defineChain({
-        id: 1001,
-        name: "devnet",
-        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-        rpcUrls: { default: { http: [rt.url] } },
-      }),
+      chain: chainAt(rt.url),
       transport: http(rt.url),
     });
     const raw = await signed(key, 0);
@@ -98,33 +105,19 @@ describe("synchronous sends (EIP-7966) on a chain that mines a block a second", 
   });
 
   it("custody: eth_sendTransactionSync and POST /transaction with wait_ms answer the receipt", async () => {
-    const { json } = await rt.post("/wallet", {
-      type: "KEYSTORE_V3",
-      password: PASSWORD,
-      address_quantity: 1,
-    });
-    const [wallet] = json as { id: string; address: Hex }[];
-    const funded = await native(rt, "eth_sendTransaction", [
-      {
-        from: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
-        to: wallet!.address,
-        value: "0x8ac7230489e80000",
-      },
-    ]);
-    await receiptOf(rt, funded.result as string);
-    await native(rt, "personal_unlockAccount", [wallet!.address, PASSWORD, 600]);
+    const wallet = await unlockedCustody(rt);
 
     const viaRpc = await native(rt, "eth_sendTransactionSync", [
-      { from: wallet!.address, to: DEV_ACCOUNT_2, value: "0x1" },
+      { from: wallet.address, to: DEV_ACCOUNT_2, value: "0x1" },
       20_000,
     ]);
     expect(viaRpc.error).toBeUndefined();
     const receipt = viaRpc.result as { status: string; from: string; transactionHash: string };
     expect(receipt.status).toBe("0x1");
-    expect(receipt.from.toLowerCase()).toBe(wallet!.address.toLowerCase());
+    expect(receipt.from.toLowerCase()).toBe(wallet.address.toLowerCase());
 
     const body = {
-      wallet_id: wallet!.id,
+      wallet_id: wallet.id,
       password: PASSWORD,
       transaction: { to: DEV_ACCOUNT_2, value: parseEther("0.001").toString() },
       wait_ms: 20_000,
@@ -183,28 +176,14 @@ describe("synchronous sends (EIP-7966) on a chain that mines a block a second", 
     expect(raw.status).toBe("0x1");
     expect(raw.from.toLowerCase()).toBe(withKey.address.toLowerCase());
 
-    const { json } = await rt.post("/wallet", {
-      type: "KEYSTORE_V3",
-      password: PASSWORD,
-      address_quantity: 1,
-    });
-    const [wallet] = json as { address: Hex }[];
-    const fundedCustody = await native(rt, "eth_sendTransaction", [
-      {
-        from: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
-        to: wallet!.address,
-        value: "0x8ac7230489e80000",
-      },
-    ]);
-    await receiptOf(rt, fundedCustody.result as string);
-    await native(rt, "personal_unlockAccount", [wallet!.address, PASSWORD, 600]);
+    const wallet = await unlockedCustody(rt);
     const custody = JSON.parse(
       await cast([
         "send",
         "--sync",
         "--unlocked",
         "--from",
-        wallet!.address,
+        wallet.address,
         "--rpc-url",
         rt.url,
         "--json",
@@ -214,13 +193,13 @@ describe("synchronous sends (EIP-7966) on a chain that mines a block a second", 
       ]),
     ) as { status: string; from: string; transactionHash: string };
     expect(custody.status).toBe("0x1");
-    expect(custody.from.toLowerCase()).toBe(wallet!.address.toLowerCase());
+    expect(custody.from.toLowerCase()).toBe(wallet.address.toLowerCase());
     const row = await rt.store.db
       .selectFrom("transactions")
       .select("from_address")
       .where("tx_hash", "=", custody.transactionHash)
       .executeTakeFirst();
-    expect(row?.from_address).toBe(wallet!.address);
+    expect(row?.from_address).toBe(wallet.address);
     // cast asked the synchronous methods themselves (it does not fall back to polling).
     const metrics = await (await fetch(`${rt.url}/metrics`)).text();
     for (const method of ["eth_sendRawTransactionSync", "eth_sendTransactionSync"])

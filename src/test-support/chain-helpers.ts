@@ -1,6 +1,7 @@
 /** Helpers for integration tests that talk to a running chaingate over HTTP. */
+import { defineChain } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { DEV_ACCOUNT, DEV_PRIVATE_KEY } from "./evm-fixtures.js";
+import { DEV_ACCOUNT, DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "./evm-fixtures.js";
 import type { TestRuntime } from "./test-runtime.js";
 
 export interface Envelope {
@@ -163,4 +164,41 @@ export async function collectLogNotifications(
   // The subscription is in place once chaingate has answered its id.
   await new Promise((r) => setTimeout(r, 300));
   return { seen, close: () => socket.close() };
+}
+
+/** viem's chain object for a chaingate URL (the embedded home chain's id by default). */
+export function chainAt(url: string, id = 1001) {
+  return defineChain({
+    id,
+    name: `chain-${id}`,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [url] } },
+  });
+}
+
+/** A receipt read from the node itself (for tests whose chaingate reads need a key), polled until mined. */
+export async function nodeReceipt(
+  url: string,
+  hash: unknown,
+): Promise<{ status: string; blockHash: string }> {
+  for (let i = 0; i < 400; i++) {
+    const receipt = await nodeCall(url, "eth_getTransactionReceipt", [hash]);
+    if (receipt) return receipt as { status: string; blockHash: string };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no receipt for ${String(hash)}`);
+}
+
+/** A 1-wei transfer from the dev account to DEV_ACCOUNT_2, signed at `nonce` (a raw transaction to send). */
+export function devTransferAt(chainId: number, nonce: number): Promise<`0x${string}`> {
+  return privateKeyToAccount(DEV_PRIVATE_KEY).signTransaction({
+    chainId,
+    type: "eip1559",
+    nonce,
+    to: DEV_ACCOUNT_2,
+    value: 1n,
+    gas: 21_000n,
+    maxFeePerGas: 20_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+  });
 }

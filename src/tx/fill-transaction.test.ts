@@ -1,8 +1,8 @@
-import { createWalletClient, defineChain, type Hex, http, parseTransaction, toHex } from "viem";
+import { createWalletClient, type Hex, http, parseTransaction, toHex } from "viem";
 import { prepareTransactionRequest } from "viem/actions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
-import { mine, nodeCall, nodeUrlOf } from "../test-support/chain-helpers.js";
+import { chainAt, mine, nodeCall, nodeUrlOf } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -64,12 +64,7 @@ describe("eth_fillTransaction knows the nonces chaingate has queued", () => {
     // viem's prepareTransactionRequest for a JSON-RPC account asks eth_fillTransaction and takes its nonce.
     const client = createWalletClient({
       account: address,
-      chain: defineChain({
-        id: 1001,
-        name: "devnet",
-        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-        rpcUrls: { default: { http: [rt.url] } },
-      }),
+      chain: chainAt(rt.url),
       transport: http(rt.url, { fetchOptions: { headers: auth() } }),
     });
     const prepared = await prepareTransactionRequest(client, { to: DEV_ACCOUNT_2, value: 3n });
