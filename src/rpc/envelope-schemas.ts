@@ -1,6 +1,6 @@
 /** JSON Schemas of the JSON-RPC envelopes, built from the method table for the OpenAPI document. */
 import { type TSchema, Type } from "@sinclair/typebox";
-import type { MethodSpec } from "./method-table.js";
+import type { MethodSpec } from "./method-spec.js";
 
 export const RequestIdSchema = Type.Union([Type.Integer(), Type.String(), Type.Null()], {
   description: "Caller-chosen id, echoed in the answer (1 when absent on Native paths)",

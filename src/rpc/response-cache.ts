@@ -1,7 +1,7 @@
 /** Finality-aware answers cache with in-flight coalescing; answers are kept as JSON text, ready to send. */
 import { MapHand } from "../collections/map-hand.js";
 import { JsonText } from "../upstream/json-text.js";
-import type { MethodSpec } from "./method-table.js";
+import type { MethodSpec } from "./method-spec.js";
 
 export { JsonText };
 

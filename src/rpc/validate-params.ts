@@ -3,7 +3,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { invalidParams } from "../errors/rpc-errors.js";
 import { allowedValues, explainValueError, listed, preview } from "./explain-invalid.js";
-import type { MethodSpec } from "./method-table.js";
+import type { MethodSpec } from "./method-spec.js";
 
 /** A parameter whose value is never repeated back (personal_unlockAccount's and personal_sign's password). */
 const SECRET_PARAM = /password/i;
