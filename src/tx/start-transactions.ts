@@ -99,6 +99,7 @@ export function startTransactions(
     replaceAfterMs: config.replaceAfterMs,
     maxFeePerGas: config.maxFeePerGas,
     pipeline,
+    ledger,
     fees,
     signers,
     fallbackSigner: deps.fallbackSigner,

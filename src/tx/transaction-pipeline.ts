@@ -29,6 +29,7 @@ import { NonceGuard, nonceAlreadySigned } from "./nonce-guard.js";
 import type { NonceLedger } from "./nonce-ledger.js";
 import type { SignerRegistry } from "./signer-registry.js";
 import { transactionEvent } from "./transaction-event.js";
+import { TransactionStates } from "./transaction-states.js";
 import {
   asFault,
   isAlreadyKnown,
@@ -99,16 +100,17 @@ class NonceHandedOut extends Error {
   }
 }
 
-/** Group-commit lock keys: the row a job locks first (see GroupCommit). */
+/** Group-commit lock key: the row a job locks first (see GroupCommit). */
 const ledgerKey = (chainId: number, address: string) => `ledger:${chainId}:${address.toLowerCase()}`;
-export const transactionKey = (id: string) => `transaction:${id}`;
 
 export class TransactionPipeline {
   private readonly now: () => number;
   private readonly nonces = new NonceGuard();
+  private readonly states: TransactionStates;
 
   constructor(private readonly options: PipelineOptions) {
     this.now = options.now ?? Date.now;
+    this.states = new TransactionStates(options.store, this.now);
   }
 
   async submit(op: SignedOperation): Promise<Submitted> {
@@ -270,41 +272,9 @@ export class TransactionPipeline {
     }
   }
 
-  /**
-   * Records that `row` was broadcast. The rows marked in one turn share one job and one
-   * `UPDATE … WHERE id IN (…)` (a burst's broadcasts return together): one statement and one
-   * savepoint for the turn, not one each. Each caller hears once the commit holding its row is
-   * durable, as with a job of its own.
-   */
+  /** Records that `row` was broadcast (a burst's rows share one statement: see TransactionStates.move). */
   private markSent(row: TransactionsTable): Promise<void> {
-    return this.options.store.group.join(
-      "sent",
-      row,
-      async (trx, rows) => {
-        const now = this.now();
-        const updated = await trx
-          .updateTable("transactions")
-          .set({ state: "sent", sent_at: now, updated_at: now, broadcasts: 1 })
-          .where(
-            "id",
-            "in",
-            rows.map((r) => r.id),
-          )
-          .where("state", "=", "queued")
-          .returning("id")
-          .execute();
-        const changed = new Set(updated.map((u) => u.id));
-        for (const r of rows) {
-          if (changed.has(r.id))
-            await recordEvent(
-              trx,
-              transactionEvent({ ...r, state: "sent", sent_at: now, updated_at: now }),
-              now,
-            );
-        }
-      },
-      transactionKey(row.id),
-    );
+    return this.states.move(row, { set: { state: "sent", broadcasts: 1 }, stamp: ["sent_at"] });
   }
 
   /** Gas, fees and a synced ledger: what every signature needs before a nonce is taken. */
@@ -368,11 +338,6 @@ export class TransactionPipeline {
     } catch (error) {
       throw asFault(error, "reading the account nonce");
     }
-  }
-
-  /** After the tracker reconciled (chain, address) with the chain: see NonceLedger.realign. */
-  async realignNonce(chain: Chain, address: string, chainPending: number): Promise<void> {
-    await this.options.ledger.realign(chain.chainId, address, chainPending);
   }
 
   /**
@@ -523,18 +488,8 @@ export class TransactionPipeline {
     await this.options.store.db.transaction().execute((trx) => this.failIn(trx, row, reason));
   }
 
-  private async failIn(trx: Transaction<Database>, row: TransactionsTable, reason: string): Promise<void> {
-    const now = this.now();
-    await trx
-      .updateTable("transactions")
-      .set({ state: "failed", error: reason, updated_at: now })
-      .where("id", "=", row.id)
-      .execute();
-    await recordEvent(
-      trx,
-      transactionEvent({ ...row, state: "failed", error: reason, updated_at: now }),
-      now,
-    );
+  private failIn(trx: Transaction<Database>, row: TransactionsTable, reason: string): Promise<void> {
+    return this.states.moveIn(trx, row, { set: { state: "failed", error: reason } });
   }
 
   /**

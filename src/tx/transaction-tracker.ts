@@ -5,17 +5,17 @@ import { isChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Store } from "../store/database.js";
-import type { TransactionsTable } from "../store/schema.js";
+import type { TransactionsTable, TxState } from "../store/schema.js";
 import { askHead } from "../upstream/ask-head.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
-import { recordEvent } from "../webhooks/outbox.js";
 import { authorizationsOf } from "./authorizations.js";
 import { replacementFees } from "./fee-bump.js";
 import type { FeeOracle } from "./fee-oracle.js";
+import type { NonceLedger } from "./nonce-ledger.js";
 import { revertOf } from "./revert-replay.js";
 import type { SignerRegistry } from "./signer-registry.js";
-import { transactionEvent } from "./transaction-event.js";
-import { type TransactionPipeline, transactionKey } from "./transaction-pipeline.js";
+import type { TransactionPipeline } from "./transaction-pipeline.js";
+import { heldByPipeline, TransactionStates } from "./transaction-states.js";
 import { isAlreadyKnown, isNonceConflict } from "./tx-errors.js";
 
 export interface TrackerOptions {
@@ -37,6 +37,8 @@ export interface TrackerOptions {
   /** Signers kept beyond the registry's memory (unattended wallets). */
   fallbackSigner?: (address: string) => Promise<LocalAccount | undefined>;
   now?: () => number;
+  /** Each address's next nonce: set from the chain after a reconcile (see NonceLedger.realign). */
+  ledger: NonceLedger;
 }
 
 interface Receipt {
@@ -48,9 +50,6 @@ interface Receipt {
 /** Rows handled per state and chain per pass, so a backlog cannot make one pass unbounded. */
 const BATCH = 500;
 
-/** How long a freshly queued row is left to the pipeline that stored it. */
-const QUEUED_GRACE_MS = 10_000;
-
 /**
  * After a chain may have lost state (a restarted node, a head that went back), records mined in this
  * many blocks below the head, and any above it, are checked against the chain again.
@@ -60,6 +59,7 @@ export const RECONCILE_DEPTH = 64;
 export class TransactionTracker {
   private readonly loop: BackgroundLoop;
   private readonly now: () => number;
+  private readonly states: TransactionStates;
   /** Transactions sent before this process started may have left a node's pool with it: check them at once. */
   private readonly startedAt: number;
   /** Chains to check against the chain again on the next pass (all of them at start). */
@@ -71,6 +71,7 @@ export class TransactionTracker {
   constructor(private readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
     this.startedAt = this.now();
+    this.states = new TransactionStates(options.store, this.now);
     this.loop = new BackgroundLoop({
       name: "transaction tracker pass",
       everyMs: options.intervalMs,
@@ -115,42 +116,8 @@ export class TransactionTracker {
    * state, with the same values) share one job and one `UPDATE … WHERE id IN (…)`: one statement
    * and one savepoint for the block, not one each. Each caller hears once the commit is durable.
    */
-  private update(
-    row: TransactionsTable,
-    set: Partial<TransactionsTable>,
-    /** A state the row reaches at once after `set.state` (both are announced, in order). */
-    then?: TransactionsTable["state"],
-  ): Promise<void> {
-    const how = JSON.stringify([row.state, set, then ?? null], (_, v) =>
-      typeof v === "bigint" ? `${v}n` : v,
-    );
-    return this.options.store.group.join(
-      `move:${how}`,
-      row,
-      async (trx, rows) => {
-        const now = this.now();
-        const updated = await trx
-          .updateTable("transactions")
-          .set({ ...set, ...(then === undefined ? {} : { state: then }), updated_at: now })
-          .where(
-            "id",
-            "in",
-            rows.map((r) => r.id),
-          )
-          .where("state", "=", row.state)
-          .returning("id")
-          .execute();
-        const changed = new Set(updated.map((u) => u.id));
-        for (const r of rows) {
-          if (!changed.has(r.id)) continue;
-          const moved = { ...r, ...set, updated_at: now };
-          if (set.state !== undefined && set.state !== r.state)
-            await recordEvent(trx, transactionEvent(moved), now);
-          if (then !== undefined) await recordEvent(trx, transactionEvent({ ...moved, state: then }), now);
-        }
-      },
-      transactionKey(row.id),
-    );
+  private update(row: TransactionsTable, set: Partial<TransactionsTable>, then?: TxState): Promise<void> {
+    return this.states.move(row, { set, ...(then === undefined ? {} : { then }) });
   }
 
   private async tickChain(chain: Chain): Promise<void> {
@@ -168,7 +135,7 @@ export class TransactionTracker {
       // A row queued since this tracker started may belong to a pipeline that is broadcasting it
       // right now: sending it too could get "nonce too low" back there and a second transaction
       // signed. Rows from before the start (a crash) go at once; later ones after a grace time.
-      if (row.created_at >= this.startedAt && now - row.created_at < QUEUED_GRACE_MS) continue;
+      if (heldByPipeline(row, this.startedAt, now)) continue;
       await this.broadcast(chain, row);
     }
     const sent = await this.rows(chain, ["sent"]);
@@ -219,12 +186,7 @@ export class TransactionTracker {
     const now = this.now();
     const queued = (await this.rows(chain, ["queued", "sent"])).filter(
       // A row its pipeline is broadcasting right now is left to it, as in a normal pass.
-      (row) =>
-        !(
-          row.state === "queued" &&
-          row.created_at >= this.startedAt &&
-          now - row.created_at < QUEUED_GRACE_MS
-        ),
+      (row) => !heldByPipeline(row, this.startedAt, now),
     );
     for (const row of queued) {
       touched.add(row.from_address);
@@ -245,7 +207,7 @@ export class TransactionTracker {
         String(await chain.pool.call({ method: "eth_getTransactionCount", params: [address, "pending"] })),
       ),
     );
-    await this.options.pipeline.realignNonce(chain, address, pending);
+    await this.options.ledger.realign(chain.chainId, address, pending);
   }
 
   /** Sends stored bytes (after a crash, a fault, or a drop); the outcome moves the row on. */

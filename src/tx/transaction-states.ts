@@ -1,0 +1,145 @@
+/** The transaction lifecycle: every state, every move allowed and why it happens, and the one writer that makes moves. */
+import type { Transaction } from "kysely";
+import type { Store } from "../store/database.js";
+import type { Database, TransactionsTable, TxState } from "../store/schema.js";
+import { recordEvent } from "../webhooks/outbox.js";
+import { transactionEvent } from "./transaction-event.js";
+
+/**
+ * What can happen to a transaction, by state: the states it may move to and what moves it. Every
+ * move is announced (`transaction.<state>` webhook event) in the same database transaction; a move
+ * to the state a row is already in only updates its fields (a resend, a new block after a reorg).
+ */
+export const MOVES: Readonly<Record<TxState, Readonly<Partial<Record<TxState, string>>>>> = {
+  queued: {
+    sent: "a node took the signed bytes (the pipeline's broadcast, or the tracker's resend)",
+    failed: "a node refused it; its nonce was given back or filled (pipeline), or a resend was refused",
+    dropped: "a resend found its nonce used by another transaction",
+  },
+  sent: {
+    sent: "sent again: the node lost it, or a reorg took its block",
+    mined: "its receipt is in a block and succeeded (with 1 confirmation it goes on to confirmed at once)",
+    failed: "its receipt says it reverted, or a resend was refused",
+    dropped: "another transaction took its nonce, or the transaction it replaced was mined instead",
+    replaced: "the tracker sent a fee bump of it (same nonce)",
+  },
+  mined: {
+    mined: "a reorg moved it to another block",
+    confirmed: "its block is still the chain's after the configured confirmations",
+    sent: "its block is no longer the chain's: it waits to be mined again",
+    queued: "a reorg dropped it from every block: the tracker resends it",
+    failed: "after a reorg its receipt says it reverted",
+  },
+  confirmed: {
+    mined: "a deep reorg moved it to another block",
+    queued: "a deep reorg dropped it: the tracker resends it",
+    failed: "after a deep reorg its receipt says it reverted",
+  },
+  failed: {
+    mined: "a reorg put it in a block where it succeeded",
+    failed: "a reorg moved its reverted receipt to another block",
+    queued: "a reorg dropped the block it reverted in: the tracker resends it",
+  },
+  replaced: {
+    mined: "it was mined after all, not its fee bump (the bump is dropped)",
+  },
+  dropped: {},
+};
+
+export function canMove(from: TxState, to: TxState): boolean {
+  return MOVES[from][to] !== undefined;
+}
+
+/** A row queued since this instance started is its pipeline's for this long: it may be broadcasting it right now. */
+export const QUEUED_GRACE_MS = 10_000;
+
+/**
+ * Whether a queued row is still its pipeline's to send (so the tracker leaves it): rows queued
+ * before the tracker started (a crash) are the tracker's at once; later ones after the grace time.
+ */
+export function heldByPipeline(row: TransactionsTable, trackerStartedAt: number, now: number): boolean {
+  return (
+    row.state === "queued" && row.created_at >= trackerStartedAt && now - row.created_at < QUEUED_GRACE_MS
+  );
+}
+
+/** Columns a move sets to the time its write commits (so rows of one burst share one statement). */
+export type StampedColumn = "sent_at";
+
+export interface Move {
+  set: Partial<TransactionsTable>;
+  /** A state reached at once after `set.state` (both announced, in order): mined then confirmed. */
+  then?: TxState;
+  stamp?: readonly StampedColumn[];
+}
+
+function assertMove(row: TransactionsTable, move: Move): void {
+  const to = move.set.state;
+  if (to !== undefined && !canMove(row.state, to))
+    throw new Error(`transaction ${row.id}: no move from ${row.state} to ${to}`);
+  if (move.then !== undefined && !canMove(to ?? row.state, move.then))
+    throw new Error(`transaction ${row.id}: no move from ${to ?? row.state} to ${move.then}`);
+}
+
+export class TransactionStates {
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Moves `row` (only if it is still in the state it was read in). The same move of many rows in
+   * one turn shares one job and one `UPDATE … WHERE id IN (…)` (a burst's broadcasts, a pass's
+   * receipts); each caller hears once the commit holding its row is durable.
+   */
+  move(row: TransactionsTable, move: Move): Promise<void> {
+    assertMove(row, move);
+    const how = JSON.stringify([row.state, move.set, move.then ?? null, move.stamp ?? []], (_, v) =>
+      typeof v === "bigint" ? `${v}n` : v,
+    );
+    return this.store.group.join(
+      `move:${how}`,
+      row,
+      (trx, rows) => this.write(trx, rows, row.state, move),
+      transactionKey(row.id),
+    );
+  }
+
+  /** The same move inside a database transaction the caller holds (with the ledger's and the policy's writes). */
+  async moveIn(trx: Transaction<Database>, row: TransactionsTable, move: Move): Promise<void> {
+    assertMove(row, move);
+    await this.write(trx, [row], row.state, move);
+  }
+
+  private async write(
+    trx: Transaction<Database>,
+    rows: readonly TransactionsTable[],
+    from: TxState,
+    { set, then, stamp = [] }: Move,
+  ): Promise<void> {
+    const now = this.now();
+    const stamped = Object.fromEntries(stamp.map((column) => [column, now]));
+    const updated = await trx
+      .updateTable("transactions")
+      .set({ ...set, ...stamped, ...(then === undefined ? {} : { state: then }), updated_at: now })
+      .where(
+        "id",
+        "in",
+        rows.map((r) => r.id),
+      )
+      .where("state", "=", from)
+      .returning("id")
+      .execute();
+    const changed = new Set(updated.map((u) => u.id));
+    for (const r of rows) {
+      if (!changed.has(r.id)) continue;
+      const moved = { ...r, ...set, ...stamped, updated_at: now };
+      if (set.state !== undefined && set.state !== r.state)
+        await recordEvent(trx, transactionEvent(moved), now);
+      if (then !== undefined) await recordEvent(trx, transactionEvent({ ...moved, state: then }), now);
+    }
+  }
+}
+
+/** Group-commit lock key of a transaction's row (see GroupCommit). */
+export const transactionKey = (id: string) => `transaction:${id}`;
