@@ -1,7 +1,7 @@
 /** The one pipeline for every signed operation: build, sign, record, broadcast; then the tracker follows. */
 import type { Transaction } from "kysely";
 import type { Logger } from "pino";
-import { type AccessList, type Hex, keccak256, type LocalAccount, type TransactionSerializable } from "viem";
+import { type Hex, keccak256 } from "viem";
 import { invalidParams, NodeRpcError } from "../errors/rpc-errors.js";
 import {
   type Admission,
@@ -10,60 +10,20 @@ import {
   policyDenied,
 } from "../policies/policy-guard.js";
 import type { Store } from "../store/database.js";
-import { insertRow } from "../store/insert-row.js";
-import { rowId } from "../store/row-id.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { recordEvent } from "../webhooks/outbox.js";
-import {
-  type AuthorizationEntry,
-  type AuthorizationPlan,
-  signAuthorizationWith,
-  storedAuthorizations,
-  toRpcAuthorization,
-} from "./authorizations.js";
+import { toRpcAuthorization } from "./authorizations.js";
 import { estimateGas } from "./estimate-gas.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
-import { currentIdempotencyRef } from "./idempotency.js";
 import { NonceGuard, nonceAlreadySigned } from "./nonce-guard.js";
 import type { NonceLedger } from "./nonce-ledger.js";
+import { fateOf } from "./send-fate.js";
+import { authorizationsAt, queuedRow, type SignedOperation, signOperation } from "./signed-operation.js";
 import type { SignerRegistry } from "./signer-registry.js";
-import { transactionEvent } from "./transaction-event.js";
 import { TransactionStates } from "./transaction-states.js";
-import {
-  asFault,
-  isAlreadyKnown,
-  isNonceConflict,
-  nonceNotNext,
-  SignedNotSentError,
-  sendRejected,
-} from "./tx-errors.js";
+import { asFault, nonceNotNext, SignedNotSentError, sendRejected } from "./tx-errors.js";
 
-export interface SignedOperation {
-  chain: Chain;
-  account: LocalAccount;
-  walletId: string | null;
-  addressIndex: number | null;
-  /** null deploys `data` as a contract. */
-  to: Hex | null;
-  data: Hex;
-  value: bigint;
-  kind: string;
-  metadata?: Record<string, unknown>;
-  /** The transport this transaction sends, delivers, cancels or refunds (its own indexed column). */
-  transportId?: string;
-  owner?: string | null;
-  /** A fixed gas limit skips estimation (fillers, replacements, a client's own `gas`). */
-  gas?: bigint;
-  /** Fees the caller chose (eth_sendTransaction); absent: the fee oracle's. */
-  fees?: Fees;
-  /** The caller's own nonce: accepted only when it is the ledger's next one. */
-  nonce?: number;
-  /** EIP-2930 access list; with legacy fees it makes a type-1 transaction. */
-  accessList?: AccessList;
-  /** EIP-7702 authorizations: the transaction is type 4 (EIP-1559 fees only). */
-  authorizations?: AuthorizationPlan;
-}
+export type { SignedOperation } from "./signed-operation.js";
 
 export interface Submitted {
   id: string;
@@ -138,7 +98,7 @@ export class TransactionPipeline {
         if (!(error instanceof NodeRpcError)) throw new SignedNotSentError((error as Error).message, row);
         refusal = error;
       }
-      const fate = refusal === undefined ? "taken" : await this.fateOf(op, row, refusal);
+      const fate = refusal === undefined ? "taken" : await fateOf(op, row, refusal, this.options.logger);
       if (fate === "nonce_used") {
         await this.markFailed(row, `nonce ${row.nonce} already used on chain; resent with a new nonce`);
         await this.options.ledger.sync(op.chain, from);
@@ -178,37 +138,6 @@ export class TransactionPipeline {
   }
 
   /**
-   * What a node's refusal of a send means, read from the chain rather than from words a node may
-   * not share with the others: `taken` when the node has these very bytes (pooled or mined: a resend,
-   * or Hardhat answering a reverting send with an error and mining it); `nonce_used` when the address
-   * is past this nonce (a key used outside chaingate, however the node words "nonce too low");
-   * otherwise `refused`, and the nonce is given back.
-   */
-  private async fateOf(
-    op: SignedOperation,
-    row: TransactionsTable,
-    error: NodeRpcError,
-  ): Promise<"taken" | "nonce_used" | "refused"> {
-    if (isAlreadyKnown(error)) return "taken";
-    const ask = (method: string, params: unknown[]) => op.chain.pool.call({ method, params });
-    try {
-      if ((await ask("eth_getTransactionByHash", [row.tx_hash])) !== null) return "taken";
-      const pending = Number(
-        BigInt(String(await ask("eth_getTransactionCount", [op.account.address, "pending"]))),
-      );
-      if (pending > row.nonce) return "nonce_used";
-    } catch (lookup) {
-      this.options.logger.warn(
-        { err: lookup, tx: row.tx_hash },
-        "could not read the chain after a refused send",
-      );
-      // Unread, the node's words decide, as before.
-      if (isNonceConflict(error)) return "nonce_used";
-    }
-    return "refused";
-  }
-
-  /**
    * Signs without sending or recording (eth_signTransaction). The nonce is the caller's, or the
    * ledger's next one not yet handed out: nothing is reserved in the ledger, so no gap can be left.
    * The bytes are kept as that nonce's one payload (see NonceGuard): a different payload at it is
@@ -224,13 +153,13 @@ export class TransactionPipeline {
       await this.options.ledger.lock(trx, chainId, from);
       await this.options.guard.withinDay(trx, admission);
       let nonce = op.nonce ?? (await this.options.ledger.peek(chainId, from, trx));
-      let raw = await this.sign(op, gas, fees, nonce);
+      let raw = await signOperation(op, gas, fees, nonce);
       if (op.nonce === undefined) {
         for (;;) {
           const handed = await this.nonces.handedOutAt(trx, chainId, from, nonce);
           if (handed === undefined || handed.txHash === keccak256(raw)) break;
           nonce++;
-          raw = await this.sign(op, gas, fees, nonce);
+          raw = await signOperation(op, gas, fees, nonce);
         }
       }
       await this.nonces.handOut(trx, chainId, from, nonce, { txHash: keccak256(raw), raw }, this.now());
@@ -289,10 +218,7 @@ export class TransactionPipeline {
       op.authorizations === undefined
         ? undefined
         : (
-            await this.authorizationsAt(
-              op,
-              await this.options.ledger.peek(op.chain.chainId, op.account.address),
-            )
+            await authorizationsAt(op, await this.options.ledger.peek(op.chain.chainId, op.account.address))
           ).map((e) => toRpcAuthorization(e.authorization));
     const gas =
       op.gas ??
@@ -319,15 +245,6 @@ export class TransactionPipeline {
         "a set-code transaction (type 4) needs EIP-1559 fees: give maxFeePerGas, not gasPrice",
       );
     return { gas, fees };
-  }
-
-  /** The authorizations a transaction at `nonce` carries: the signed ones, and the sender's own at nonce + 1. */
-  private async authorizationsAt(op: SignedOperation, nonce: number): Promise<AuthorizationEntry[]> {
-    const plan = op.authorizations;
-    if (plan === undefined) return [];
-    if (plan.self === undefined) return plan.signed;
-    const own = await signAuthorizationWith(op.account, { ...plan.self, nonce: nonce + 1 });
-    return [...plan.signed, { authority: op.account.address, authorization: own }];
   }
 
   /** The address's next nonce as chaingate counts it (its queued transactions included); nothing is taken. */
@@ -361,7 +278,7 @@ export class TransactionPipeline {
         throw new NonceHandedOut(nonce, handed.raw!);
       }
       // Each authorization takes its authority's nonce when the transaction runs.
-      for (const { authority, authorization } of await this.authorizationsAt(op, nonce))
+      for (const { authority, authorization } of await authorizationsAt(op, nonce))
         await ledger.raiseTo(trx, op.chain.chainId, authority, authorization.nonce + 1);
       await guard.withinDay(trx, admission);
       const row = await this.signAndInsert(trx, op, gas, fees, nonce);
@@ -395,93 +312,12 @@ export class TransactionPipeline {
     nonce: number,
     replaces: string | null = null,
   ): Promise<TransactionsTable> {
-    const authorizations = await this.authorizationsAt(op, nonce);
-    const raw = await this.sign(op, gas, fees, nonce, authorizations);
+    const authorizations = await authorizationsAt(op, nonce);
+    const raw = await signOperation(op, gas, fees, nonce, authorizations);
     const now = this.now();
-    const metadata =
-      authorizations.length === 0
-        ? op.metadata
-        : { ...op.metadata, authorizations: storedAuthorizations(authorizations) };
-    const row: TransactionsTable = {
-      id: rowId(now),
-      kind: op.kind,
-      chain_id: op.chain.chainId,
-      wallet_id: op.walletId,
-      address_index: op.addressIndex,
-      from_address: op.account.address,
-      to_address: op.to,
-      value: op.value.toString(),
-      data: op.data,
-      nonce,
-      gas_limit: gas.toString(),
-      max_fee_per_gas: fees.type === "eip1559" ? fees.maxFeePerGas.toString() : null,
-      max_priority_fee_per_gas: fees.type === "eip1559" ? fees.maxPriorityFeePerGas.toString() : null,
-      gas_price: fees.type === "legacy" ? fees.gasPrice.toString() : null,
-      raw,
-      tx_hash: keccak256(raw),
-      state: "queued",
-      replaced_by: null,
-      replaces,
-      block_number: null,
-      block_hash: null,
-      error: null,
-      revert_data: null,
-      broadcasts: 0,
-      metadata: metadata ? JSON.stringify(metadata) : null,
-      owner: op.owner ?? null,
-      created_at: now,
-      updated_at: now,
-      sent_at: null,
-      // Fillers and replacements are the gateway's own; the request's key names what it asked for.
-      idempotency_ref: op.kind === "filler" || replaces !== null ? null : (currentIdempotencyRef() ?? null),
-      transport_id: op.transportId ?? null,
-    };
-    await insertRow(trx, "transactions", row);
-    await recordEvent(trx, transactionEvent(row), now);
+    const row = queuedRow(op, { gas, fees, nonce, raw, authorizations, replaces, now });
+    await this.states.create(trx, row);
     return row;
-  }
-
-  private async sign(
-    op: SignedOperation,
-    gas: bigint,
-    fees: Fees,
-    nonce: number,
-    authorizations?: AuthorizationEntry[],
-  ): Promise<Hex> {
-    const base = {
-      chainId: op.chain.chainId,
-      nonce,
-      gas,
-      value: op.value,
-      data: op.data,
-      ...(op.to === null ? {} : { to: op.to }),
-    };
-    const list = op.accessList === undefined ? {} : { accessList: op.accessList };
-    const authorizationList = (authorizations ?? (await this.authorizationsAt(op, nonce))).map(
-      (e) => e.authorization,
-    );
-    const tx: TransactionSerializable =
-      fees.type === "eip1559"
-        ? authorizationList.length > 0
-          ? {
-              ...base,
-              ...list,
-              type: "eip7702",
-              maxFeePerGas: fees.maxFeePerGas,
-              maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-              authorizationList,
-            }
-          : {
-              ...base,
-              ...list,
-              type: "eip1559",
-              maxFeePerGas: fees.maxFeePerGas,
-              maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-            }
-        : op.accessList === undefined
-          ? { ...base, type: "legacy", gasPrice: fees.gasPrice }
-          : { ...base, type: "eip2930", gasPrice: fees.gasPrice, accessList: op.accessList };
-    return op.account.signTransaction!(tx);
   }
 
   private async markFailed(row: TransactionsTable, reason: string): Promise<void> {

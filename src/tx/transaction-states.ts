@@ -1,12 +1,13 @@
 /** The transaction lifecycle: every state, every move allowed and why it happens, and the one writer that makes moves. */
 import type { Transaction } from "kysely";
 import type { Store } from "../store/database.js";
+import { insertRow } from "../store/insert-row.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import { recordEvent } from "../webhooks/outbox.js";
 import { transactionEvent } from "./transaction-event.js";
 
 /**
- * What can happen to a transaction, by state: the states it may move to and what moves it. Every
+ * What can happen to a transaction, by state (each starts `queued`: signed and stored, see create): the states it may move to and what moves it. Every
  * move is announced (`transaction.<state>` webhook event) in the same database transaction; a move
  * to the state a row is already in only updates its fields (a resend, a new block after a reorg).
  */
@@ -103,6 +104,13 @@ export class TransactionStates {
       (trx, rows) => this.write(trx, rows, row.state, move),
       transactionKey(row.id),
     );
+  }
+
+  /** A transaction's first state: signed and stored as `queued`, announced, before any broadcast. */
+  async create(trx: Transaction<Database>, row: TransactionsTable): Promise<void> {
+    if (row.state !== "queued") throw new Error(`transaction ${row.id} must start queued, not ${row.state}`);
+    await insertRow(trx, "transactions", row);
+    await recordEvent(trx, transactionEvent(row), row.created_at);
   }
 
   /** The same move inside a database transaction the caller holds (with the ledger's and the policy's writes). */

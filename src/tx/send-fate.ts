@@ -1,0 +1,36 @@
+/** What a node's refusal of a signed send means, read from the chain rather than from the node's words. */
+import type { Logger } from "pino";
+import type { NodeRpcError } from "../errors/rpc-errors.js";
+import type { TransactionsTable } from "../store/schema.js";
+import type { SignedOperation } from "./signed-operation.js";
+import { isAlreadyKnown, isNonceConflict } from "./tx-errors.js";
+
+export type SendFate = "taken" | "nonce_used" | "refused";
+
+/**
+ * `taken` when the node has these very bytes (pooled or mined: a resend, or Hardhat answering a
+ * reverting send with an error and mining it); `nonce_used` when the address is past this nonce (a
+ * key used outside chaingate, however the node words "nonce too low"); otherwise `refused`, and
+ * the nonce is given back.
+ */
+export async function fateOf(
+  op: SignedOperation,
+  row: TransactionsTable,
+  error: NodeRpcError,
+  logger: Pick<Logger, "warn">,
+): Promise<SendFate> {
+  if (isAlreadyKnown(error)) return "taken";
+  const ask = (method: string, params: unknown[]) => op.chain.pool.call({ method, params });
+  try {
+    if ((await ask("eth_getTransactionByHash", [row.tx_hash])) !== null) return "taken";
+    const pending = Number(
+      BigInt(String(await ask("eth_getTransactionCount", [op.account.address, "pending"]))),
+    );
+    if (pending > row.nonce) return "nonce_used";
+  } catch (lookup) {
+    logger.warn({ err: lookup, tx: row.tx_hash }, "could not read the chain after a refused send");
+    // Unread, the node's words decide, as before.
+    if (isNonceConflict(error)) return "nonce_used";
+  }
+  return "refused";
+}

@@ -1,0 +1,146 @@
+/** What the pipeline signs: the operation, its signature at a nonce (types 0, 1, 2 and 4), and the queued row that stores it. */
+import { type AccessList, type Hex, keccak256, type LocalAccount, type TransactionSerializable } from "viem";
+import { rowId } from "../store/row-id.js";
+import type { TransactionsTable } from "../store/schema.js";
+import type { Chain } from "../upstream/chain-registry.js";
+import {
+  type AuthorizationEntry,
+  type AuthorizationPlan,
+  signAuthorizationWith,
+  storedAuthorizations,
+} from "./authorizations.js";
+import type { Fees } from "./fee-oracle.js";
+import { currentIdempotencyRef } from "./idempotency.js";
+
+export interface SignedOperation {
+  chain: Chain;
+  account: LocalAccount;
+  walletId: string | null;
+  addressIndex: number | null;
+  /** null deploys `data` as a contract. */
+  to: Hex | null;
+  data: Hex;
+  value: bigint;
+  kind: string;
+  metadata?: Record<string, unknown>;
+  /** The transport this transaction sends, delivers, cancels or refunds (its own indexed column). */
+  transportId?: string;
+  owner?: string | null;
+  /** A fixed gas limit skips estimation (fillers, replacements, a client's own `gas`). */
+  gas?: bigint;
+  /** Fees the caller chose (eth_sendTransaction); absent: the fee oracle's. */
+  fees?: Fees;
+  /** The caller's own nonce: accepted only when it is the ledger's next one. */
+  nonce?: number;
+  /** EIP-2930 access list; with legacy fees it makes a type-1 transaction. */
+  accessList?: AccessList;
+  /** EIP-7702 authorizations: the transaction is type 4 (EIP-1559 fees only). */
+  authorizations?: AuthorizationPlan;
+}
+
+/** The authorizations a transaction at `nonce` carries: the signed ones, and the sender's own at nonce + 1. */
+export async function authorizationsAt(op: SignedOperation, nonce: number): Promise<AuthorizationEntry[]> {
+  const plan = op.authorizations;
+  if (plan === undefined) return [];
+  if (plan.self === undefined) return plan.signed;
+  const own = await signAuthorizationWith(op.account, { ...plan.self, nonce: nonce + 1 });
+  return [...plan.signed, { authority: op.account.address, authorization: own }];
+}
+
+/** The signed bytes of `op` at `nonce`: legacy, EIP-2930, EIP-1559, or EIP-7702 with authorizations. */
+export async function signOperation(
+  op: SignedOperation,
+  gas: bigint,
+  fees: Fees,
+  nonce: number,
+  authorizations?: AuthorizationEntry[],
+): Promise<Hex> {
+  const base = {
+    chainId: op.chain.chainId,
+    nonce,
+    gas,
+    value: op.value,
+    data: op.data,
+    ...(op.to === null ? {} : { to: op.to }),
+  };
+  const list = op.accessList === undefined ? {} : { accessList: op.accessList };
+  const authorizationList = (authorizations ?? (await authorizationsAt(op, nonce))).map(
+    (e) => e.authorization,
+  );
+  const tx: TransactionSerializable =
+    fees.type === "eip1559"
+      ? authorizationList.length > 0
+        ? {
+            ...base,
+            ...list,
+            type: "eip7702",
+            maxFeePerGas: fees.maxFeePerGas,
+            maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+            authorizationList,
+          }
+        : {
+            ...base,
+            ...list,
+            type: "eip1559",
+            maxFeePerGas: fees.maxFeePerGas,
+            maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+          }
+      : op.accessList === undefined
+        ? { ...base, type: "legacy", gasPrice: fees.gasPrice }
+        : { ...base, type: "eip2930", gasPrice: fees.gasPrice, accessList: op.accessList };
+  return op.account.signTransaction!(tx);
+}
+
+/** The row that stores `op` signed at `nonce`, queued (the bytes are stored before any broadcast). */
+export function queuedRow(
+  op: SignedOperation,
+  signed: {
+    gas: bigint;
+    fees: Fees;
+    nonce: number;
+    raw: Hex;
+    authorizations: AuthorizationEntry[];
+    replaces: string | null;
+    now: number;
+  },
+): TransactionsTable {
+  const { gas, fees, nonce, raw, authorizations, replaces, now } = signed;
+  const metadata =
+    authorizations.length === 0
+      ? op.metadata
+      : { ...op.metadata, authorizations: storedAuthorizations(authorizations) };
+  return {
+    id: rowId(now),
+    kind: op.kind,
+    chain_id: op.chain.chainId,
+    wallet_id: op.walletId,
+    address_index: op.addressIndex,
+    from_address: op.account.address,
+    to_address: op.to,
+    value: op.value.toString(),
+    data: op.data,
+    nonce,
+    gas_limit: gas.toString(),
+    max_fee_per_gas: fees.type === "eip1559" ? fees.maxFeePerGas.toString() : null,
+    max_priority_fee_per_gas: fees.type === "eip1559" ? fees.maxPriorityFeePerGas.toString() : null,
+    gas_price: fees.type === "legacy" ? fees.gasPrice.toString() : null,
+    raw,
+    tx_hash: keccak256(raw),
+    state: "queued",
+    replaced_by: null,
+    replaces,
+    block_number: null,
+    block_hash: null,
+    error: null,
+    revert_data: null,
+    broadcasts: 0,
+    metadata: metadata ? JSON.stringify(metadata) : null,
+    owner: op.owner ?? null,
+    created_at: now,
+    updated_at: now,
+    sent_at: null,
+    // Fillers and replacements are the gateway's own; the request's key names what it asked for.
+    idempotency_ref: op.kind === "filler" || replaces !== null ? null : (currentIdempotencyRef() ?? null),
+    transport_id: op.transportId ?? null,
+  };
+}
