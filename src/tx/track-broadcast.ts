@@ -1,0 +1,33 @@
+/** The tracker's rebroadcast job: stored bytes sent again (after a crash, a fault or a drop), the outcome moving the row on. */
+import { NodeRpcError } from "../errors/rpc-errors.js";
+import type { TransactionsTable } from "../store/schema.js";
+import type { Chain } from "../upstream/chain-registry.js";
+import type { TrackerContext } from "./tracker-context.js";
+import { isAlreadyKnown, isNonceConflict } from "./tx-errors.js";
+
+/** Sends stored bytes (after a crash, a fault, or a drop); the outcome moves the row on. */
+export async function broadcast(ctx: TrackerContext, chain: Chain, row: TransactionsTable): Promise<void> {
+  try {
+    await chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw], batch: true });
+  } catch (error) {
+    if (!(error instanceof NodeRpcError)) return; // node unreachable: next pass
+    if (!isAlreadyKnown(error)) {
+      if (isNonceConflict(error)) {
+        // Either our own transaction was mined already (its receipt will say so) or another took the nonce.
+        const receipt = await ctx.receipt(chain, row.tx_hash);
+        if (receipt) {
+          await ctx.update(row, { state: "sent", sent_at: row.sent_at ?? ctx.now() });
+          return;
+        }
+        await ctx.update(row, {
+          state: "dropped",
+          error: `nonce ${row.nonce} was used by another transaction`,
+        });
+        return;
+      }
+      await ctx.update(row, { state: "failed", error: error.message });
+      return;
+    }
+  }
+  await ctx.update(row, { state: "sent", sent_at: ctx.now(), broadcasts: row.broadcasts + 1 });
+}

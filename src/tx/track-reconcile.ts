@@ -1,0 +1,65 @@
+/** The tracker's reconcile job: records of recent blocks checked against the chain after it may have lost state. */
+import { askHead } from "../upstream/ask-head.js";
+import type { Chain } from "../upstream/chain-registry.js";
+import { broadcast } from "./track-broadcast.js";
+import { BATCH, type TrackerContext } from "./tracker-context.js";
+import { heldByPipeline } from "./transaction-states.js";
+
+/**
+ * After a chain may have lost state (a restarted node, a head that went back), records mined in this
+ * many blocks below the head, and any above it, are checked against the chain again.
+ */
+export const RECONCILE_DEPTH = 64;
+
+/**
+ * Checks the records of the last RECONCILE_DEPTH blocks against the chain: a transaction it no
+ * longer has goes back to queued (the next step resends its stored bytes, in nonce order), one it
+ * has elsewhere gets its new block; every sent one is offered again (the node's pool may be gone).
+ * Then each touched address's ledger is set to what the chain and the live records say.
+ */
+export async function reconcile(ctx: TrackerContext, chain: Chain): Promise<void> {
+  const { store, logger } = ctx.options;
+  const head = await askHead(chain);
+  const recorded = await store.db
+    .selectFrom("transactions")
+    .selectAll()
+    .where("chain_id", "=", chain.chainId)
+    .where("state", "in", ["mined", "confirmed", "failed"])
+    .where("block_number", ">=", Math.max(0, head - RECONCILE_DEPTH))
+    .orderBy("nonce")
+    .limit(BATCH)
+    .execute();
+  const touched = new Set<string>();
+  let lost = 0;
+  // The receipts go out together (batched), so a restart checks 500 records in a few requests;
+  // a receipt that cannot be read fails the pass, which is tried again (the chain stays marked).
+  const receipts = await Promise.all(recorded.map((row) => ctx.receipt(chain, row.tx_hash)));
+  await Promise.all(
+    recorded.map((row, i) => {
+      const receipt = receipts[i];
+      if (receipt?.blockHash === row.block_hash) return undefined;
+      touched.add(row.from_address);
+      if (receipt) {
+        return ctx.update(row, {
+          state: receipt.status === "0x1" ? "mined" : "failed",
+          block_number: Number(BigInt(receipt.blockNumber)),
+          block_hash: receipt.blockHash,
+        });
+      }
+      lost++;
+      return ctx.update(row, { state: "queued", block_number: null, block_hash: null, error: null });
+    }),
+  );
+  const now = ctx.now();
+  const queued = (await ctx.rows(chain, ["queued", "sent"])).filter(
+    // A row its pipeline is broadcasting right now is left to it, as in a normal pass.
+    (row) => !heldByPipeline(row, ctx.startedAt, now),
+  );
+  for (const row of queued) {
+    touched.add(row.from_address);
+    await broadcast(ctx, chain, row);
+  }
+  for (const address of touched) await ctx.realign(chain, address);
+  if (lost > 0 || queued.length > 0)
+    logger.warn({ chainId: chain.chainId, lost, resent: queued.length }, "reconciled records with the chain");
+}

@@ -1,0 +1,93 @@
+/** What the tracker's jobs share: its options, the lifecycle writer, the clock and the reads every job makes. */
+import type { Logger } from "pino";
+import type { LocalAccount } from "viem";
+import type { Store } from "../store/database.js";
+import type { TransactionsTable, TxState } from "../store/schema.js";
+import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import type { FeeOracle } from "./fee-oracle.js";
+import type { NonceLedger } from "./nonce-ledger.js";
+import type { SignerRegistry } from "./signer-registry.js";
+import type { TransactionPipeline } from "./transaction-pipeline.js";
+import { TransactionStates } from "./transaction-states.js";
+
+export interface TrackerOptions {
+  store: Store;
+  chains: ChainRegistry;
+  logger: Logger;
+  /** Blocks (including the transaction's own) before a mined transaction counts as confirmed. */
+  confirmations: number;
+  intervalMs: number;
+  /** A sent transaction the node no longer knows is resent after this long. */
+  resendAfterMs: number;
+  /** A sent transaction still pending after this long is replaced with higher fees. */
+  replaceAfterMs: number;
+  /** Fee-bump replacements never offer more than this per gas. */
+  maxFeePerGas: bigint;
+  pipeline: TransactionPipeline;
+  fees: FeeOracle;
+  signers: SignerRegistry;
+  /** Signers kept beyond the registry's memory (unattended wallets). */
+  fallbackSigner?: (address: string) => Promise<LocalAccount | undefined>;
+  now?: () => number;
+  /** Each address's next nonce: set from the chain after a reconcile (see NonceLedger.realign). */
+  ledger: NonceLedger;
+}
+
+export interface Receipt {
+  status: string;
+  blockNumber: string;
+  blockHash: string;
+}
+
+/** Rows handled per state and chain per pass, so a backlog cannot make one pass unbounded. */
+export const BATCH = 500;
+
+export class TrackerContext {
+  readonly now: () => number;
+  readonly states: TransactionStates;
+  /** Transactions sent before this process started may have left a node's pool with it: check them at once. */
+  readonly startedAt: number;
+  /** Stuck transactions whose fee bump a policy refused: not tried again before this time. */
+  readonly bumpRefusedUntil = new Map<string, number>();
+
+  constructor(readonly options: TrackerOptions) {
+    this.now = options.now ?? Date.now;
+    this.startedAt = this.now();
+    this.states = new TransactionStates(options.store, this.now);
+  }
+
+  rows(chain: Chain, states: TransactionsTable["state"][]) {
+    return this.options.store.db
+      .selectFrom("transactions")
+      .selectAll()
+      .where("chain_id", "=", chain.chainId)
+      .where("state", "in", states)
+      .orderBy("nonce")
+      .limit(BATCH)
+      .execute();
+  }
+
+  /** Moves a row on, if no one else did first (see TransactionStates.move: rows moved alike in one turn share one statement). */
+  update(row: TransactionsTable, set: Partial<TransactionsTable>, then?: TxState): Promise<void> {
+    return this.states.move(row, { set, ...(then === undefined ? {} : { then }) });
+  }
+
+  async receipt(chain: Chain, hash: string): Promise<Receipt | null> {
+    // One pass asks for many receipts at once: they go to the node as one batch.
+    return (await chain.pool.call({
+      method: "eth_getTransactionReceipt",
+      params: [hash],
+      batch: true,
+    })) as Receipt | null;
+  }
+
+  /** Sets the address's ledger from the chain's pending nonce and the records still on their way. */
+  async realign(chain: Chain, address: string): Promise<void> {
+    const pending = Number(
+      BigInt(
+        String(await chain.pool.call({ method: "eth_getTransactionCount", params: [address, "pending"] })),
+      ),
+    );
+    await this.options.ledger.realign(chain.chainId, address, pending);
+  }
+}
