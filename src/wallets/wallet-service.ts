@@ -17,7 +17,8 @@ import { signingAccount } from "../keys/signing-account.js";
 import type { UnlockCache } from "../keys/unlock-cache.js";
 import type { Store } from "../store/database.js";
 import type { WalletAddressesTable, WalletsTable } from "../store/schema.js";
-import { addressNotFound, walletLocked, walletNotFound } from "./wallet-errors.js";
+import { PasswordAttempts } from "./password-attempts.js";
+import { addressNotFound, walletNotFound } from "./wallet-errors.js";
 
 export interface WalletRecord {
   id: string;
@@ -56,17 +57,16 @@ export interface UnlockedAddress {
   account: LocalAccount;
 }
 
-/** Wrong passwords allowed before the wallet starts locking; then 1 s, 2 s, 4 s ... up to 5 minutes. */
-const FREE_ATTEMPTS = 5;
-const MAX_LOCK_MS = 5 * 60_000;
-
 export class WalletService {
   private readonly now: () => number;
   /** Unlocks under way, by wallet and password tag: concurrent ones with one password share one. */
-  private readonly attempts = new Map<string, Promise<Buffer>>();
+  private readonly unlocking = new Map<string, Promise<Buffer>>();
+  /** Wrong passwords are counted per wallet (or per admin scope), on every instance. */
+  private readonly attempts: PasswordAttempts;
 
   constructor(private readonly options: WalletServiceOptions) {
     this.now = options.now ?? Date.now;
+    this.attempts = new PasswordAttempts(options.store, this.now);
   }
 
   async create(input: CreateWalletInput, owner: string | null = null): Promise<WalletRecord[]> {
@@ -324,10 +324,12 @@ export class WalletService {
     if (cached) return cached;
     // Concurrent unlocks with the same password share one attempt and one derivation.
     const tag = `${this.options.cache.tagOf(wallet.id, password)}${scope === undefined ? "" : `\n${scope}`}`;
-    let attempt = this.attempts.get(tag);
+    let attempt = this.unlocking.get(tag);
     if (!attempt) {
-      attempt = this.attempt(wallet, sealed, password, owner, scope).finally(() => this.attempts.delete(tag));
-      this.attempts.set(tag, attempt);
+      attempt = this.attempt(wallet, sealed, password, owner, scope).finally(() =>
+        this.unlocking.delete(tag),
+      );
+      this.unlocking.set(tag, attempt);
     }
     return attempt;
   }
@@ -344,7 +346,7 @@ export class WalletService {
     owner: string | null,
     scope?: string,
   ): Promise<Buffer> {
-    await (scope === undefined ? this.reserveAttempt(wallet.id) : this.reserveScopedAttempt(scope));
+    await (scope === undefined ? this.attempts.reserve(wallet.id) : this.attempts.reserveScoped(scope));
     const derivedKey = await this.options.deriver.derive(
       password,
       JSON.parse(wallet.kdf) as ScryptParams,
@@ -356,87 +358,10 @@ export class WalletService {
       derivedKey.fill(0);
       throw error;
     }
-    if (scope === undefined)
-      await this.options.store.db
-        .updateTable("wallets")
-        .set({ failed_attempts: 0, locked_until: 0 })
-        .where("id", "=", wallet.id)
-        .execute();
-    else await this.options.store.db.deleteFrom("attempt_limits").where("scope", "=", scope).execute();
+    await (scope === undefined ? this.attempts.clear(wallet.id) : this.attempts.clearScoped(scope));
     this.options.cache.set(wallet.id, password, derivedKey);
     return derivedKey;
   }
-
-  /**
-   * Takes one attempt from the wallet's allowance in one database transaction (the row locked on
-   * PostgreSQL; SQLite serialises writers): refused while the wallet is locked; the attempt that
-   * passes the free ones sets the lock for every later one.
-   */
-  private async reserveAttempt(walletId: string): Promise<void> {
-    const now = this.now();
-    const lockedUntil = await this.options.store.db.transaction().execute(async (trx) => {
-      const current = await trx
-        .selectFrom("wallets")
-        .select(["failed_attempts", "locked_until"])
-        .where("id", "=", walletId)
-        .$if(this.options.store.kind === "postgres", (q) => q.forUpdate())
-        .executeTakeFirst();
-      if (!current) throw walletNotFound(walletId);
-      if (current.locked_until > now) return current.locked_until;
-      const attempts = current.failed_attempts + 1;
-      const lockMs = lockFor(attempts);
-      await trx
-        .updateTable("wallets")
-        .set({ failed_attempts: attempts, locked_until: lockMs > 0 ? now + lockMs : 0 })
-        .where("id", "=", walletId)
-        .execute();
-      return lockMs > 0 ? -1 : undefined;
-    });
-    // This attempt is the one that locks the wallet (past the free ones).
-    if (lockedUntil === -1) return this.endUnlocks(walletId);
-    if (lockedUntil !== undefined) throw walletLocked(Math.ceil((lockedUntil - now) / 1000));
-  }
-
-  /**
-   * The wallet's password is being guessed: every unlock of its addresses ends, on every instance
-   * (whoever guesses may have watched the owner type it).
-   */
-  private async endUnlocks(walletId: string): Promise<void> {
-    await this.options.store.db.deleteFrom("unlocks").where("wallet_id", "=", walletId).execute();
-    await this.options.store.bus.publish({ kind: "wallet-lock", walletId });
-  }
-
-  /** As reserveAttempt, on an allowance of its own (an admin key on a wallet it does not own). */
-  private async reserveScopedAttempt(scope: string): Promise<void> {
-    const now = this.now();
-    const lockedUntil = await this.options.store.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto("attempt_limits")
-        .values({ scope, failed_attempts: 0, locked_until: 0 })
-        .onConflict((oc) => oc.column("scope").doNothing())
-        .execute();
-      const current = await trx
-        .selectFrom("attempt_limits")
-        .select(["failed_attempts", "locked_until"])
-        .where("scope", "=", scope)
-        .$if(this.options.store.kind === "postgres", (q) => q.forUpdate())
-        .executeTakeFirstOrThrow();
-      if (current.locked_until > now) return current.locked_until;
-      const attempts = current.failed_attempts + 1;
-      await trx
-        .updateTable("attempt_limits")
-        .set({ failed_attempts: attempts, locked_until: now + lockFor(attempts) })
-        .where("scope", "=", scope)
-        .execute();
-      return undefined;
-    });
-    if (lockedUntil !== undefined) throw walletLocked(Math.ceil((lockedUntil - now) / 1000));
-  }
-}
-
-/** The lock an attempt sets: none for the free ones, then 1 s doubling up to the most. */
-function lockFor(attempts: number): number {
-  return attempts > FREE_ATTEMPTS ? Math.min(1000 * 2 ** (attempts - FREE_ATTEMPTS - 1), MAX_LOCK_MS) : 0;
 }
 
 function toRecord(row: WalletAddressesTable): WalletRecord {
