@@ -3,9 +3,20 @@ import { readFileSync } from "node:fs";
 import type { FastifyPluginAsync } from "fastify";
 import { notFoundProblem } from "./problem.js";
 
+const JS = "text/javascript; charset=utf-8";
+
+/** Every file the console is made of (one ES module per page, no build step); nothing else under /console is served. */
 const FILES: Record<string, string> = {
   "index.html": "text/html; charset=utf-8",
-  "console.js": "text/javascript; charset=utf-8",
+  "console.js": JS,
+  "lib.js": JS,
+  "forms.js": JS,
+  "page-network.js": JS,
+  "page-members.js": JS,
+  "page-wallets.js": JS,
+  "page-activity.js": JS,
+  "page-actions.js": JS,
+  "page-audit.js": JS,
   "console.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 };
