@@ -8,7 +8,9 @@ import {
   type Hex,
 } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { upstreamUnavailable } from "../errors/rpc-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { nodeRead, receiptOf } from "../upstream/node-reads.js";
 
 export async function readContract<
   const abi extends Abi,
@@ -16,14 +18,14 @@ export async function readContract<
   args extends ContractFunctionArgs<abi, "view" | "pure", name>,
 >(chain: Chain, address: Hex, abi: abi, functionName: name, args: args, block: string = "latest") {
   const data = encodeFunctionData({ abi, functionName, args } as never);
-  const raw = (await chain.pool.call({ method: "eth_call", params: [{ to: address, data }, block] })) as Hex;
+  const raw = await nodeRead(chain, "eth_call", [{ to: address, data }, block]);
   return decodeFunctionResult({ abi, functionName, data: raw } as never) as ReturnType<
     typeof decodeFunctionResult<abi, name, args>
   >;
 }
 
-export async function codeAt(chain: Chain, address: Hex): Promise<Hex> {
-  return (await chain.pool.call({ method: "eth_getCode", params: [address, "latest"] })) as Hex;
+export function codeAt(chain: Chain, address: Hex): Promise<Hex> {
+  return nodeRead(chain, "eth_getCode", [address, "latest"]);
 }
 
 export interface Receipt {
@@ -39,13 +41,14 @@ export interface Receipt {
 export async function waitForReceipt(chain: Chain, hash: Hex, timeoutMs = 60_000): Promise<Receipt> {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
-    const receipt = (await chain.pool.call({
-      method: "eth_getTransactionReceipt",
-      params: [hash],
-    })) as Receipt | null;
+    const receipt = await receiptOf(chain, hash);
     if (receipt) {
       chain.head?.observe(Number(BigInt(receipt.blockNumber)));
-      return receipt;
+      const { status, logs } = receipt;
+      // Chaingate's own transactions are read for their status and events: a receipt without them is the node's fault.
+      if (status === undefined || !Array.isArray(logs))
+        throw upstreamUnavailable(`receipt of ${hash} has no status or logs`);
+      return { ...receipt, status, logs, contractAddress: receipt.contractAddress ?? null };
     }
     if (Date.now() + delay > deadline) {
       throw new ChaingateError(`transaction ${hash} not mined within ${Math.round(timeoutMs / 1000)} s`, {

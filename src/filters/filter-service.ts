@@ -2,9 +2,9 @@
 import { filterNotFound } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
-import { askHead } from "../upstream/ask-head.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import type { JsonText } from "../upstream/json-text.js";
+import { headOf as askHead } from "../upstream/node-reads.js";
 import { canonicalBase } from "./canonical-base.js";
 import { type LogCriteria, numericBlock, toHex } from "./filter-criteria.js";
 import { type LogQuery, limitExceeded } from "./log-query.js";

@@ -1,9 +1,9 @@
 /** eth_getLogs with guardrails: a block-range cap, a result cap, bounded chunks fetched in turn, identical chunks shared. */
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { FairGate } from "../keys/fair-gate.js";
-import { askHead } from "../upstream/ask-head.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { concatArrays, JsonText } from "../upstream/json-text.js";
+import { headOf as askHead } from "../upstream/node-reads.js";
 import { type LogCriteria, logMatches, matchPart, toHex } from "./filter-criteria.js";
 
 export type Log = Record<string, unknown> & { blockNumber: string; blockHash: string };

@@ -1,10 +1,8 @@
 /** Table types for Kysely: the one description of what the store holds (policies, audit and webhooks in schema-policies.ts). */
 import type {
-  AuditDecision,
   AuditLogTable,
   BalanceAlertStateTable,
   BalanceAlertsTable,
-  DeliveryState,
   PoliciesTable,
   PolicySpendsTable,
   WebhookDeliveriesTable,

@@ -2,6 +2,7 @@
 import type { AccessList, Hex } from "viem";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { nodeRead } from "../upstream/node-reads.js";
 import type { RpcAuthorization } from "./authorizations.js";
 import { asFault, estimationFailed, insufficientFunds } from "./tx-errors.js";
 
@@ -36,9 +37,7 @@ export async function estimateGas(chain: Chain, call: GasCall, marginPercent: nu
     ...(call.authorizationList === undefined ? {} : { authorizationList: call.authorizationList }),
   };
   try {
-    const estimate = BigInt(
-      String(await chain.pool.call({ method: "eth_estimateGas", params: [asked, "pending"] })),
-    );
+    const estimate = BigInt(await nodeRead(chain, "eth_estimateGas", [asked, "pending"]));
     return (estimate * BigInt(100 + marginPercent)) / 100n;
   } catch (error) {
     if (error instanceof NodeRpcError) throw estimationFailed(error);
@@ -65,18 +64,18 @@ async function plainTransferGas(chain: Chain, call: GasCall): Promise<bigint | u
     BigInt(call.to) <= PRECOMPILES
   )
     return undefined;
-  let code: unknown;
-  let balance: unknown;
+  let code: Hex;
+  let balance: Hex;
   try {
     [code, balance] = await Promise.all([
-      chain.pool.call({ method: "eth_getCode", params: [call.to, "latest"], batch: true }),
-      chain.pool.call({ method: "eth_getBalance", params: [call.from, "latest"], batch: true }),
+      nodeRead(chain, "eth_getCode", [call.to, "latest"], { batch: true }),
+      nodeRead(chain, "eth_getBalance", [call.from, "latest"], { batch: true }),
     ]);
   } catch (error) {
     throw asFault(error, "reading the recipient's code");
   }
   if (code !== "0x") return undefined;
   // What eth_estimateGas refuses without fees: a value above the balance.
-  if (BigInt(String(balance)) < call.value) throw insufficientFunds(BigInt(String(balance)), call.value);
+  if (BigInt(balance) < call.value) throw insufficientFunds(BigInt(balance), call.value);
   return PLAIN_TRANSFER_GAS;
 }

@@ -1,5 +1,6 @@
 /** Current fees per chain: EIP-1559 where blocks carry a base fee, legacy gas price otherwise. */
 import type { Chain } from "../upstream/chain-registry.js";
+import { nodeRead } from "../upstream/node-reads.js";
 
 export type Fees =
   | { type: "eip1559"; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; baseFee: bigint }
@@ -26,14 +27,12 @@ export class FeeOracle {
   }
 
   private async fetch(chain: Chain): Promise<Fees> {
-    const block = (await chain.pool.call({ method: "eth_getBlockByNumber", params: ["latest", false] })) as {
-      baseFeePerGas?: string;
-    } | null;
+    const block = await nodeRead(chain, "eth_getBlockByNumber", ["latest", false]);
     if (block?.baseFeePerGas !== undefined) {
       const baseFee = BigInt(block.baseFeePerGas);
       let priority = ONE_GWEI;
       try {
-        priority = BigInt(String(await chain.pool.call({ method: "eth_maxPriorityFeePerGas", params: [] })));
+        priority = BigInt(await nodeRead(chain, "eth_maxPriorityFeePerGas", []));
       } catch {
         // Nodes without eth_maxPriorityFeePerGas: 1 gwei is the common default tip.
       }
@@ -47,7 +46,7 @@ export class FeeOracle {
     }
     return {
       type: "legacy",
-      gasPrice: BigInt(String(await chain.pool.call({ method: "eth_gasPrice", params: [] }))),
+      gasPrice: BigInt(await nodeRead(chain, "eth_gasPrice", [])),
     };
   }
 }

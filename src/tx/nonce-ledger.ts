@@ -5,6 +5,7 @@ import type { Store } from "../store/database.js";
 import { PreparedQuery } from "../store/prepared-query.js";
 import type { Database } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { nonceOf } from "../upstream/node-reads.js";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -33,11 +34,7 @@ export class NonceLedger {
    * belong to a transaction still on its way, and must never be handed out twice.
    */
   async sync(chain: Chain, address: string): Promise<void> {
-    const pending = Number(
-      BigInt(
-        String(await chain.pool.call({ method: "eth_getTransactionCount", params: [address, "pending"] })),
-      ),
-    );
+    const pending = await nonceOf(chain, address);
     await this.raiseTo(this.store.db, chain.chainId, address, pending);
     this.synced.add(`${chain.chainId}:${address.toLowerCase()}`);
   }

@@ -2,6 +2,7 @@
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { nodeRead } from "../upstream/node-reads.js";
 import { revertReason } from "./tx-errors.js";
 
 export async function revertOf(
@@ -10,18 +11,15 @@ export async function revertOf(
   blockNumber: number,
 ): Promise<string> {
   try {
-    await chain.pool.call({
-      method: "eth_call",
-      params: [
-        {
-          from: row.from_address,
-          ...(row.to_address ? { to: row.to_address } : {}),
-          data: row.data,
-          value: `0x${BigInt(row.value).toString(16)}`,
-        },
-        `0x${blockNumber.toString(16)}`,
-      ],
-    });
+    await nodeRead(chain, "eth_call", [
+      {
+        from: row.from_address,
+        ...(row.to_address ? { to: row.to_address } : {}),
+        data: row.data,
+        value: `0x${BigInt(row.value).toString(16)}`,
+      },
+      `0x${blockNumber.toString(16)}`,
+    ]);
     return "reverted";
   } catch (error) {
     if (error instanceof NodeRpcError) {

@@ -2,6 +2,7 @@
 import type { Logger } from "pino";
 import type { NodeRpcError } from "../errors/rpc-errors.js";
 import type { TransactionsTable } from "../store/schema.js";
+import { nodeRead, nonceOf } from "../upstream/node-reads.js";
 import type { SignedOperation } from "./signed-operation.js";
 import { isAlreadyKnown, isNonceConflict } from "./tx-errors.js";
 
@@ -20,12 +21,9 @@ export async function fateOf(
   logger: Pick<Logger, "warn">,
 ): Promise<SendFate> {
   if (isAlreadyKnown(error)) return "taken";
-  const ask = (method: string, params: unknown[]) => op.chain.pool.call({ method, params });
   try {
-    if ((await ask("eth_getTransactionByHash", [row.tx_hash])) !== null) return "taken";
-    const pending = Number(
-      BigInt(String(await ask("eth_getTransactionCount", [op.account.address, "pending"]))),
-    );
+    if ((await nodeRead(op.chain, "eth_getTransactionByHash", [row.tx_hash])) !== null) return "taken";
+    const pending = await nonceOf(op.chain, op.account.address);
     if (pending > row.nonce) return "nonce_used";
   } catch (lookup) {
     logger.warn({ err: lookup, tx: row.tx_hash }, "could not read the chain after a refused send");

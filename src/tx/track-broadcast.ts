@@ -1,14 +1,17 @@
 /** The tracker's rebroadcast job: stored bytes sent again (after a crash, a fault or a drop), the outcome moving the row on. */
+
+import type { Hex } from "viem";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { sendRawTransaction } from "../upstream/node-reads.js";
 import type { TrackerContext } from "./tracker-context.js";
 import { isAlreadyKnown, isNonceConflict } from "./tx-errors.js";
 
 /** Sends stored bytes (after a crash, a fault, or a drop); the outcome moves the row on. */
 export async function broadcast(ctx: TrackerContext, chain: Chain, row: TransactionsTable): Promise<void> {
   try {
-    await chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw], batch: true });
+    await sendRawTransaction(chain, row.raw as Hex, { batch: true });
   } catch (error) {
     if (!(error instanceof NodeRpcError)) return; // node unreachable: next pass
     if (!isAlreadyKnown(error)) {

@@ -1,7 +1,7 @@
 /** The tracker's confirm job: mined rows confirmed by their block's hash, or sent back when a reorg took the block. */
 import type { TransactionsTable } from "../store/schema.js";
-import { askHead } from "../upstream/ask-head.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { headOf as askHead } from "../upstream/node-reads.js";
 import type { TrackerContext } from "./tracker-context.js";
 
 /** Confirms by block hash, so a reorg that replaced the block sends the row back to "sent". */

@@ -4,15 +4,16 @@ import { isChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { type NodeReceipt, sendRawTransaction } from "../upstream/node-reads.js";
 import { authorizationsOf } from "./authorizations.js";
 import { replacementFees } from "./fee-bump.js";
 import { revertOf } from "./revert-replay.js";
 import { broadcast } from "./track-broadcast.js";
-import type { Receipt, TrackerContext } from "./tracker-context.js";
+import type { TrackerContext } from "./tracker-context.js";
 import { isAlreadyKnown } from "./tx-errors.js";
 
 export async function followSent(ctx: TrackerContext, chain: Chain, row: TransactionsTable): Promise<void> {
-  let receipt: Receipt | null;
+  let receipt: NodeReceipt | null;
   try {
     receipt = await ctx.receipt(chain, row.tx_hash);
   } catch {
@@ -134,7 +135,7 @@ export async function replace(ctx: TrackerContext, chain: Chain, row: Transactio
   }
   ctx.bumpRefusedUntil.delete(row.id);
   try {
-    await chain.pool.call({ method: "eth_sendRawTransaction", params: [replacement.raw] });
+    await sendRawTransaction(chain, replacement.raw as Hex);
   } catch (error) {
     if (!(error instanceof NodeRpcError && isAlreadyKnown(error))) {
       await ctx.update(replacement, {

@@ -1,6 +1,7 @@
 /** The tracker's reconcile job: records of recent blocks checked against the chain after it may have lost state. */
-import { askHead } from "../upstream/ask-head.js";
+
 import type { Chain } from "../upstream/chain-registry.js";
+import { headOf as askHead } from "../upstream/node-reads.js";
 import { broadcast } from "./track-broadcast.js";
 import { BATCH, type TrackerContext } from "./tracker-context.js";
 import { heldByPipeline } from "./transaction-states.js";

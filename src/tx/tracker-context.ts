@@ -4,6 +4,7 @@ import type { LocalAccount } from "viem";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { type NodeReceipt, nonceOf, receiptOf } from "../upstream/node-reads.js";
 import type { FeeOracle } from "./fee-oracle.js";
 import type { NonceLedger } from "./nonce-ledger.js";
 import type { SignerRegistry } from "./signer-registry.js";
@@ -31,12 +32,6 @@ export interface TrackerOptions {
   now?: () => number;
   /** Each address's next nonce: set from the chain after a reconcile (see NonceLedger.realign). */
   ledger: NonceLedger;
-}
-
-export interface Receipt {
-  status: string;
-  blockNumber: string;
-  blockHash: string;
 }
 
 /** Rows handled per state and chain per pass, so a backlog cannot make one pass unbounded. */
@@ -72,22 +67,14 @@ export class TrackerContext {
     return this.states.move(row, { set, ...(then === undefined ? {} : { then }) });
   }
 
-  async receipt(chain: Chain, hash: string): Promise<Receipt | null> {
+  receipt(chain: Chain, hash: string): Promise<NodeReceipt | null> {
     // One pass asks for many receipts at once: they go to the node as one batch.
-    return (await chain.pool.call({
-      method: "eth_getTransactionReceipt",
-      params: [hash],
-      batch: true,
-    })) as Receipt | null;
+    return receiptOf(chain, hash, { batch: true });
   }
 
   /** Sets the address's ledger from the chain's pending nonce and the records still on their way. */
   async realign(chain: Chain, address: string): Promise<void> {
-    const pending = Number(
-      BigInt(
-        String(await chain.pool.call({ method: "eth_getTransactionCount", params: [address, "pending"] })),
-      ),
-    );
+    const pending = await nonceOf(chain, address);
     await this.options.ledger.realign(chain.chainId, address, pending);
   }
 }

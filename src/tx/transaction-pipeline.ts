@@ -12,6 +12,7 @@ import {
 import type { Store } from "../store/database.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { sendRawTransaction } from "../upstream/node-reads.js";
 import { toRpcAuthorization } from "./authorizations.js";
 import { estimateGas } from "./estimate-gas.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
@@ -91,7 +92,7 @@ export class TransactionPipeline {
       }
       let refusal: NodeRpcError | undefined;
       try {
-        await op.chain.pool.call({ method: "eth_sendRawTransaction", params: [row.raw], batch: true });
+        await sendRawTransaction(op.chain, row.raw as Hex, { batch: true });
       } catch (error) {
         // We cannot tell whether the node took it: it stays queued and the tracker resends the
         // stored bytes, so the nonce is neither lost nor reused.
@@ -358,7 +359,7 @@ export class TransactionPipeline {
     });
     if (!filler) return;
     try {
-      await op.chain.pool.call({ method: "eth_sendRawTransaction", params: [filler.raw] });
+      await sendRawTransaction(op.chain, filler.raw as Hex);
       await this.markSent(filler);
     } catch (error) {
       logger.warn(

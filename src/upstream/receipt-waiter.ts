@@ -1,30 +1,13 @@
 /** Waits for receipts on one chain: every waiting hash is looked up once per new head, in one batch, not polled per request. */
 import type { Hex } from "viem";
 import type { Chain } from "./chain-registry.js";
+import { type NodeReceipt, receiptOf } from "./node-reads.js";
 
-/** A receipt as a node answers it; the fields chaingate reads are checked, the rest passed on as they are. */
-export interface NodeReceipt {
-  transactionHash: Hex;
-  blockHash: Hex;
-  blockNumber: Hex;
-  status?: Hex;
-  [field: string]: unknown;
-}
+export type { NodeReceipt } from "./node-reads.js";
 
 interface Waiter {
   resolve: (receipt: NodeReceipt | null) => void;
   timer: NodeJS.Timeout;
-}
-
-/** A node answer that is a receipt of a mined transaction; anything else counts as "not yet". */
-export function asReceipt(value: unknown): NodeReceipt | null {
-  if (value === null || typeof value !== "object") return null;
-  const r = value as Record<string, unknown>;
-  return typeof r.transactionHash === "string" &&
-    typeof r.blockHash === "string" &&
-    typeof r.blockNumber === "string"
-    ? (r as NodeReceipt)
-    : null;
 }
 
 const byPool = new WeakMap<Chain["pool"], ReceiptWaiter>();
@@ -130,9 +113,7 @@ export class ReceiptWaiter {
       hashes.map(async (hash) => {
         let receipt: NodeReceipt | null;
         try {
-          receipt = asReceipt(
-            await this.chain.pool.call({ method: "eth_getTransactionReceipt", params: [hash], batch: true }),
-          );
+          receipt = await receiptOf(this.chain, hash, { batch: true });
         } catch {
           // No upstream answered this time: the next head asks again, the waiter's timeout bounds it.
           return;

@@ -1,0 +1,132 @@
+/** Typed node reads: each method's params and result, checked where the answer enters our code, and the named reads built on them. */
+import type { Hex } from "viem";
+import { upstreamUnavailable } from "../errors/rpc-errors.js";
+import type { Chain } from "./chain-registry.js";
+
+/** A receipt as a node answers it; the fields chaingate reads are checked, the rest passed on as they are. */
+export interface NodeReceipt {
+  transactionHash: Hex;
+  blockHash: Hex;
+  blockNumber: Hex;
+  status?: Hex;
+  contractAddress?: Hex | null;
+  logs?: { address: Hex; topics: Hex[]; data: Hex; logIndex: Hex }[];
+  [field: string]: unknown;
+}
+
+/** A block header as a node answers it (hashes only), with the fields chaingate reads checked. */
+export interface NodeBlock {
+  number: Hex | null;
+  hash: Hex | null;
+  parentHash: Hex;
+  baseFeePerGas?: Hex;
+  [field: string]: unknown;
+}
+
+/** The node methods chaingate calls for itself, with their params and the result it may rely on. */
+export interface NodeMethods {
+  eth_blockNumber: { params: []; result: Hex };
+  eth_gasPrice: { params: []; result: Hex };
+  eth_maxPriorityFeePerGas: { params: []; result: Hex };
+  eth_getTransactionCount: { params: [address: string, block: string]; result: Hex };
+  eth_getBalance: { params: [address: string, block: string]; result: Hex };
+  eth_getCode: { params: [address: string, block: string]; result: Hex };
+  eth_estimateGas: { params: [call: Record<string, unknown>, block: string]; result: Hex };
+  eth_call: { params: [call: Record<string, unknown>, block: string]; result: Hex };
+  eth_sendRawTransaction: { params: [raw: Hex]; result: Hex };
+  eth_getTransactionByHash: { params: [hash: string]; result: Record<string, unknown> | null };
+  eth_getTransactionReceipt: { params: [hash: string]; result: NodeReceipt | null };
+  eth_getBlockByNumber: { params: [block: string, hydrated: false]; result: NodeBlock | null };
+  eth_getBlockByHash: { params: [hash: string, hydrated: false]; result: NodeBlock | null };
+}
+
+export type NodeMethod = keyof NodeMethods;
+
+const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
+const DATA = /^0x([0-9a-fA-F]{2})*$/;
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+
+const isQuantity = (v: unknown): v is Hex => typeof v === "string" && QUANTITY.test(v);
+const isData = (v: unknown): v is Hex => typeof v === "string" && DATA.test(v);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+const orNull =
+  <T>(guard: (v: unknown) => v is T) =>
+  (v: unknown): v is T | null =>
+    v === null || guard(v);
+
+export const isReceipt = (v: unknown): v is NodeReceipt =>
+  isObject(v) &&
+  typeof v.transactionHash === "string" &&
+  typeof v.blockHash === "string" &&
+  HASH.test(v.blockHash) &&
+  isQuantity(v.blockNumber);
+
+const isBlock = (v: unknown): v is NodeBlock =>
+  isObject(v) && typeof v.parentHash === "string" && (v.hash === null || typeof v.hash === "string");
+
+const GUARDS: { readonly [M in NodeMethod]: (v: unknown) => v is NodeMethods[M]["result"] } = {
+  eth_blockNumber: isQuantity,
+  eth_gasPrice: isQuantity,
+  eth_maxPriorityFeePerGas: isQuantity,
+  eth_getTransactionCount: isQuantity,
+  eth_getBalance: isQuantity,
+  eth_getCode: isData,
+  eth_estimateGas: isQuantity,
+  eth_call: isData,
+  eth_sendRawTransaction: (v): v is Hex => typeof v === "string" && HASH.test(v),
+  eth_getTransactionByHash: orNull(isObject),
+  eth_getTransactionReceipt: orNull(isReceipt),
+  eth_getBlockByNumber: orNull(isBlock),
+  eth_getBlockByHash: orNull(isBlock),
+};
+
+/**
+ * Calls `method` through the chain's pool and answers its result, typed: an answer of another
+ * shape is a fault of that node (retryable), never cast into one. `batch` may share one HTTP
+ * request with the other batchable calls of the turn.
+ */
+export async function nodeRead<M extends NodeMethod>(
+  chain: Chain,
+  method: M,
+  params: NodeMethods[M]["params"],
+  options: { batch?: boolean } = {},
+): Promise<NodeMethods[M]["result"]> {
+  const result = await chain.pool.call({ method, params, ...(options.batch ? { batch: true } : {}) });
+  if (!GUARDS[method](result))
+    throw upstreamUnavailable(`${method}: the node answered ${JSON.stringify(result)?.slice(0, 80)}`);
+  return result;
+}
+
+/** The chain's head as the node says it now (eth_blockNumber through the pool), as a number. */
+export async function headOf(chain: Chain): Promise<number> {
+  return Number(BigInt(await nodeRead(chain, "eth_blockNumber", [])));
+}
+
+/** The address's transaction count at `block` (its next nonce, at "pending"). */
+export async function nonceOf(chain: Chain, address: string, block = "pending"): Promise<number> {
+  return Number(BigInt(await nodeRead(chain, "eth_getTransactionCount", [address, block])));
+}
+
+/** A transaction's receipt, or null while the node has none. */
+export function receiptOf(
+  chain: Chain,
+  hash: string,
+  options: { batch?: boolean } = {},
+): Promise<NodeReceipt | null> {
+  return nodeRead(chain, "eth_getTransactionReceipt", [hash], options);
+}
+
+/** Sends signed bytes; answers the hash the node gives. */
+export function sendRawTransaction(chain: Chain, raw: Hex, options: { batch?: boolean } = {}): Promise<Hex> {
+  return nodeRead(chain, "eth_sendRawTransaction", [raw], options);
+}
+
+/** The hash of block `number` on the chain now; null when the node has no such block. */
+export async function blockHashAt(
+  chain: Chain,
+  number: number,
+  options: { batch?: boolean } = {},
+): Promise<Hex | null> {
+  const block = await nodeRead(chain, "eth_getBlockByNumber", [`0x${number.toString(16)}`, false], options);
+  return block?.hash ?? null;
+}
