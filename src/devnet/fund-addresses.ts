@@ -1,6 +1,7 @@
 /** Devnet only: gives new custody addresses ether on every embedded chain, so they can send at once. */
 import { parseEther, toHex } from "viem";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
+import { nodeRead } from "../upstream/node-reads.js";
 
 export const DEVNET_FUNDING = parseEther("100");
 
@@ -14,9 +15,7 @@ export function devnetFunder(chains: ChainRegistry): (addresses: readonly string
     await Promise.all(
       chains.all().flatMap((chain) =>
         addresses.map(async (address) => {
-          const balance = BigInt(
-            String(await chain.pool.call({ method: "eth_getBalance", params: [address, "latest"] })),
-          );
+          const balance = BigInt(await nodeRead(chain, "eth_getBalance", [address, "latest"]));
           await chain.pool.call({
             method: "anvil_setBalance",
             params: [address, toHex(balance + DEVNET_FUNDING)],

@@ -4,7 +4,7 @@ import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import type { JsonText } from "../upstream/json-text.js";
-import { headOf as askHead } from "../upstream/node-reads.js";
+import { headOf as askHead, blockHashAt } from "../upstream/node-reads.js";
 import { canonicalBase } from "./canonical-base.js";
 import { type LogCriteria, numericBlock, toHex } from "./filter-criteria.js";
 import { type LogQuery, limitExceeded } from "./log-query.js";
@@ -227,7 +227,7 @@ export class FilterService {
     const to = fetched.last;
     if (to < from) return nothingNew();
     const logs = fetched.logs as unknown as Log[];
-    const toHash = fetched.lastHash ?? (await blockHash(chain, to));
+    const toHash = fetched.lastHash ?? (await blockHashAt(chain, to));
     // Remember each block that had logs (to take them back after a reorg) and the new cursor block.
     const byBlock = new Map<number, RecentBlock>();
     for (const log of logs) {
@@ -253,12 +253,12 @@ export class FilterService {
     const recent = (row.recent ? (JSON.parse(row.recent) as RecentBlock[]) : []).sort((a, b) => a.n - b.n);
     if (row.cursor_hash === null || row.cursor_block < 0)
       return { base: row.cursor_block, recent, removed: [] };
-    const canonical = await blockHash(chain, row.cursor_block);
+    const canonical = await blockHashAt(chain, row.cursor_block);
     if (canonical === null) return undefined;
     if (canonical === row.cursor_hash) return { base: row.cursor_block, recent, removed: [] };
     const { base, replaced } = await canonicalBase(
       recent,
-      (n) => blockHash(chain, n),
+      (n) => blockHashAt(chain, n),
       Math.max(-1, row.cursor_block - 1),
     );
     const removed = replaced.flatMap((block) => (block.logs ?? []).map((log) => ({ ...log, removed: true })));
@@ -323,16 +323,9 @@ interface RecentBlock {
 /** Blocks a reorg may replace and still be taken back; deeper reorgs are beyond any chain we front. */
 const REORG_WINDOW = 128;
 
-async function blockHash(chain: Chain, n: number): Promise<string | null> {
-  const block = (await chain.pool.call({ method: "eth_getBlockByNumber", params: [toHex(n), false] })) as {
-    hash: string;
-  } | null;
-  return block?.hash ?? null;
-}
-
 async function headAndHash(chain: Chain): Promise<[number, string | null]> {
   const n = await askHead(chain);
-  return [n, await blockHash(chain, n)];
+  return [n, await blockHashAt(chain, n)];
 }
 
 function range(from: number, to: number): number[] {

@@ -4,6 +4,7 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidParams } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { blockHashAt, headOf, nodeRead } from "../upstream/node-reads.js";
 import { canonicalBase } from "./canonical-base.js";
 import { type LogCriteria, logMatches, toHex } from "./filter-criteria.js";
 import type { SubscriptionHub } from "./subscription-hub.js";
@@ -178,7 +179,7 @@ export class ResumableSubscriptions {
     rewind: (to: Position) => void,
   ): Promise<void> {
     const had = recent.filter((b) => b.n <= from.block);
-    const { base, replaced } = await canonicalBase(had, (n) => hashAt(chain, n), from.block);
+    const { base, replaced } = await canonicalBase(had, (n) => blockHashAt(chain, n), from.block);
     if (kind === "logs")
       for (const block of replaced)
         for (const log of block.logs ?? []) {
@@ -187,28 +188,22 @@ export class ResumableSubscriptions {
         }
     // What the client had above the fork is gone: the new chain's items from there on are all new to it.
     if (replaced.length > 0) rewind({ block: base, index: WHOLE_BLOCK });
-    const head =
-      chain.head?.highest ??
-      Number(BigInt(String(await chain.pool.call({ method: "eth_blockNumber", params: [] }))));
+    const head = chain.head?.highest ?? (await headOf(chain));
     // With no reorg, the cursor's own block may hold logs the client has not had yet.
     const start = replaced.length > 0 ? base + 1 : kind === "logs" ? from.block : from.block + 1;
     if (start > head) return;
     if (kind === "newHeads") {
       for (let n = start; n <= head; n++) {
-        const block = (await chain.pool.call({
-          method: "eth_getBlockByNumber",
-          params: [toHex(n), false],
-        })) as (Record<string, unknown> & { transactions?: unknown }) | null;
+        const block = await nodeRead(chain, "eth_getBlockByNumber", [toHex(n), false]);
         if (!block) break;
         const { transactions: _omitted, ...header } = block;
         emit(header);
       }
       return;
     }
-    const logs = (await chain.pool.call({
-      method: "eth_getLogs",
-      params: [{ ...criteria, fromBlock: toHex(start), toBlock: toHex(head) }],
-    })) as Log[];
+    const logs = await nodeRead(chain, "eth_getLogs", [
+      { ...criteria, fromBlock: toHex(start), toBlock: toHex(head) },
+    ]);
     for (const log of logs)
       if (logMatches(criteria, log as { address?: string; topics?: string[] })) emit(log);
   }
@@ -220,13 +215,6 @@ export class ResumableSubscriptions {
       .where("updated_at", "<", this.now() - STREAM_RETENTION_MS)
       .execute();
   }
-}
-
-async function hashAt(chain: Chain, n: number): Promise<string | null> {
-  const block = (await chain.pool.call({ method: "eth_getBlockByNumber", params: [toHex(n), false] })) as {
-    hash: string;
-  } | null;
-  return block?.hash ?? null;
 }
 
 /** What a stream sent lately, written to the store at most every few tens of milliseconds. */

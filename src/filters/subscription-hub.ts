@@ -2,6 +2,7 @@
 import type { Logger } from "pino";
 import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { blockHashAt, nodeRead } from "../upstream/node-reads.js";
 import { canonicalBase } from "./canonical-base.js";
 import { type LogCriteria, logMatches, toHex } from "./filter-criteria.js";
 import { limitExceeded } from "./log-query.js";
@@ -171,10 +172,9 @@ export class SubscriptionHub {
       else for (const a of [address].flat()) named.add(a.toLowerCase());
     }
     const narrow = !everyAddress && named.size <= MAX_NAMED_ADDRESSES;
-    const logs = (await chain.pool.call({
-      method: "eth_getLogs",
-      params: [{ ...(narrow ? { address: [...named] } : {}), fromBlock: toHex(from), toBlock: toHex(to) }],
-    })) as Log[];
+    const logs = await nodeRead(chain, "eth_getLogs", [
+      { ...(narrow ? { address: [...named] } : {}), fromBlock: toHex(from), toBlock: toHex(to) },
+    ]);
     return subs.map((sub) => logs.filter((log) => logMatches(sub.criteria, log)));
   }
 
@@ -188,11 +188,8 @@ export class SubscriptionHub {
       const headers: Record<string, unknown>[] = [];
       // Headers are read when someone wants them; otherwise only the head's hash (to notice reorgs).
       for (let n = heads.length > 0 ? from : head; n <= head; n++) {
-        const block = (await chain.pool.call({
-          method: "eth_getBlockByNumber",
-          params: [toHex(n), false],
-        })) as (Record<string, unknown> & { transactions?: unknown; hash: string }) | null;
-        if (!block) continue;
+        const block = await nodeRead(chain, "eth_getBlockByNumber", [toHex(n), false]);
+        if (!block?.hash) continue;
         const { transactions: _omitted, ...header } = block;
         headers.push(header);
         feed.hashes.set(n, block.hash);
@@ -226,11 +223,11 @@ export class SubscriptionHub {
     const delivered = feed.delivered;
     if (delivered === undefined) return undefined;
     const known = feed.hashes.get(delivered);
-    if (known === undefined || (await this.hashAt(chain, delivered)) === known) return delivered;
+    if (known === undefined || (await blockHashAt(chain, delivered)) === known) return delivered;
     const remembered = [...feed.hashes].map(([n, h]) => ({ n, h }));
     const { base, replaced: gone } = await canonicalBase(
       remembered,
-      (n) => this.hashAt(chain, n),
+      (n) => blockHashAt(chain, n),
       delivered - 1,
     );
     for (const block of gone) feed.hashes.delete(block.n);
@@ -242,13 +239,6 @@ export class SubscriptionHub {
       }
     }
     return base;
-  }
-
-  private async hashAt(chain: Chain, n: number): Promise<string | null> {
-    const block = (await chain.pool.call({ method: "eth_getBlockByNumber", params: [toHex(n), false] })) as {
-      hash: string;
-    } | null;
-    return block?.hash ?? null;
   }
 
   private async pollPending(chain: Chain, feed: ChainFeed): Promise<void> {

@@ -23,6 +23,19 @@ export interface NodeBlock {
   [field: string]: unknown;
 }
 
+/** A mined log as eth_getLogs answers it. */
+export interface NodeLog {
+  address: Hex;
+  topics: Hex[];
+  data: Hex;
+  blockNumber: Hex;
+  blockHash: Hex;
+  transactionHash: Hex;
+  logIndex: Hex;
+  removed?: boolean;
+  [field: string]: unknown;
+}
+
 /** The node methods chaingate calls for itself, with their params and the result it may rely on. */
 export interface NodeMethods {
   eth_blockNumber: { params: []; result: Hex };
@@ -38,6 +51,7 @@ export interface NodeMethods {
   eth_getTransactionReceipt: { params: [hash: string]; result: NodeReceipt | null };
   eth_getBlockByNumber: { params: [block: string, hydrated: false]; result: NodeBlock | null };
   eth_getBlockByHash: { params: [hash: string, hydrated: false]; result: NodeBlock | null };
+  eth_getLogs: { params: [filter: Record<string, unknown>]; result: NodeLog[] };
 }
 
 export type NodeMethod = keyof NodeMethods;
@@ -64,6 +78,14 @@ export const isReceipt = (v: unknown): v is NodeReceipt =>
 const isBlock = (v: unknown): v is NodeBlock =>
   isObject(v) && typeof v.parentHash === "string" && (v.hash === null || typeof v.hash === "string");
 
+const isLog = (v: unknown): v is NodeLog =>
+  isObject(v) &&
+  typeof v.address === "string" &&
+  Array.isArray(v.topics) &&
+  typeof v.data === "string" &&
+  typeof v.blockNumber === "string" &&
+  typeof v.blockHash === "string";
+
 const GUARDS: { readonly [M in NodeMethod]: (v: unknown) => v is NodeMethods[M]["result"] } = {
   eth_blockNumber: isQuantity,
   eth_gasPrice: isQuantity,
@@ -78,6 +100,7 @@ const GUARDS: { readonly [M in NodeMethod]: (v: unknown) => v is NodeMethods[M][
   eth_getTransactionReceipt: orNull(isReceipt),
   eth_getBlockByNumber: orNull(isBlock),
   eth_getBlockByHash: orNull(isBlock),
+  eth_getLogs: (v): v is NodeLog[] => Array.isArray(v) && v.every(isLog),
 };
 
 /**

@@ -2,6 +2,7 @@
 import type { Logger } from "pino";
 import type { Store } from "../store/database.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
+import { nodeRead } from "../upstream/node-reads.js";
 import { recordEvent } from "./outbox.js";
 
 /** Addresses read per pass, so that many wallets cannot make one pass unbounded. */
@@ -77,9 +78,7 @@ export class BalanceWatch {
     for (const row of watched) {
       const chain = chains.get(row.chain_id);
       if (!chain) continue;
-      const balance = BigInt(
-        String(await chain.pool.call({ method: "eth_getBalance", params: [row.address, "latest"] })),
-      );
+      const balance = BigInt(await nodeRead(chain, "eth_getBalance", [row.address, "latest"]));
       const low = balance < BigInt(row.below) ? 1 : 0;
       await store.db.transaction().execute(async (trx) => {
         const address = { wallet_id: row.wallet_id, chain_id: row.chain_id, address: row.address };
