@@ -273,26 +273,39 @@ export class UpstreamPool {
   }
 
   async call(call: UpstreamCall): Promise<unknown> {
+    const { member, result } = await this.failover(call, this.serving(call.method, this.order(Date.now())));
+    if (member !== undefined && isEmpty(result) && NULL_WHEN_BEHIND.has(call.method))
+      return this.askAhead(member, call, result);
+    return result;
+  }
+
+  /**
+   * The one failover loop: `members` are asked in turn until one answers. A node's own answer (a
+   * revert, bad params) is deterministic and ends the loop, as another node would say the same; a
+   * fault cools the member and the next is asked. A send without an answer has an unknown outcome,
+   * not a faulty node: the node is asked whether it has the transaction, and only a node that
+   * cannot say is cooled. `member` is absent when a send's hash was answered that way.
+   */
+  private async failover(
+    call: UpstreamCall,
+    members: readonly Member[],
+  ): Promise<{ member: Member | undefined; result: unknown }> {
     let lastFault: unknown;
-    for (const member of this.serving(call.method, this.order(Date.now()))) {
+    for (const member of members) {
       try {
         const result = await member.upstream.call(call);
         member.answered++;
         member.consecutiveFaults = 0;
         member.coolUntil = 0;
-        if (isEmpty(result) && NULL_WHEN_BEHIND.has(call.method)) return this.askAhead(member, call, result);
-        return result;
+        return { member, result };
       } catch (error) {
-        // A node's answer (revert, bad params) is deterministic: another node would say the same.
         if (!(error instanceof ChaingateError) || !error.failover) {
           member.answered++;
           throw error;
         }
         if (call.method === "eth_sendRawTransaction") {
-          // A send that timed out or lost its connection has an unknown outcome, not a faulty node:
-          // the node is asked whether it has the transaction, and only a node that cannot say is cooled.
           const outcome = await this.sendOutcome(member, call);
-          if (outcome.known) return outcome.hash;
+          if (outcome.known) return { member: undefined, result: outcome.hash };
           if (outcome.alive) {
             member.answered++;
             lastFault = error;
@@ -373,21 +386,10 @@ export class UpstreamPool {
     return member.upstream.call(call);
   }
 
-  /** Calls whichever upstream answers, and says which one did. */
+  /** Calls whichever upstream answers, and says which one did (the same failover as `call`). */
   async callAny(call: UpstreamCall): Promise<{ label: string; result: unknown }> {
-    let lastFault: unknown;
-    for (const member of this.order(Date.now())) {
-      try {
-        return { label: member.upstream.label, result: await member.upstream.call(call) };
-      } catch (error) {
-        if (!(error instanceof ChaingateError) || !error.failover) throw error;
-        this.fault(member);
-        lastFault = error;
-      }
-    }
-    throw lastFault instanceof ChaingateError
-      ? lastFault
-      : upstreamUnavailable("no verified upstream answered", lastFault);
+    const { member, result } = await this.failover(call, this.order(Date.now()));
+    return { label: member?.upstream.label ?? "", result };
   }
 
   async close(): Promise<void> {
