@@ -111,7 +111,13 @@ export const TransactionObject = Type.Object(
 export const StorageRequests = Type.Record(
   Type.String({ pattern: "^0x[0-9a-fA-F]{40}$" }),
   Type.Array(Type.String({ pattern: "^0x[0-9a-fA-F]{1,64}$" }), { maxItems: 1024 }),
-  { title: "storage requests", description: "{address: [slot, ...]}, at most 1,024 slots in all" },
+  {
+    title: "storage requests",
+    description: "{address: [slot, ...]}, at most 1,024 slots in all",
+    // A key that is not an address is refused, not passed on.
+    additionalProperties: false,
+    maxProperties: 1024,
+  },
 );
 
 /** EIP-7966's wait in milliseconds: a hex quantity, or the JSON number viem and the EIP's examples send. */
@@ -121,6 +127,7 @@ export const SyncTimeout = Type.Union([Quantity, Type.Integer({ minimum: 0, maxi
 });
 export const StateOverride = Type.Record(Type.String({ pattern: "^0x[0-9a-fA-F]{40}$" }), Type.Unknown(), {
   title: "state override",
+  additionalProperties: false,
 });
 
 const TopicEntry = Type.Union([Type.Null(), Hash32, Type.Array(Type.Union([Hash32, Type.Null()]))]);

@@ -39,6 +39,9 @@ describe("the execution-apis rows chaingate passes through, checked against the 
     expect(values).toHaveLength(2);
     const bad = await native(rt, "eth_getStorageValues", [{ [DEV_ACCOUNT]: ["0xzz"] }]);
     expect(bad.error?.code).toBe(-32602);
+    // A key that is not an address (found by the hostile-input property test) is refused, not an internal error.
+    const notAddress = await native(rt, "eth_getStorageValues", [{ "": false }]);
+    expect(notAddress.error?.code).toBe(-32602);
   });
 
   it("a method the node lacks and chaingate cannot derive is the node's method-not-found, named", async () => {
