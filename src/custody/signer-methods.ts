@@ -10,7 +10,7 @@ import { toRpcAuthorization } from "../tx/authorizations.js";
 import type { CustodyAuthorizations, SignerOf } from "../tx/custody-authorizations.js";
 import type { FeeOracle } from "../tx/fee-oracle.js";
 import type { TransactionFiller } from "../tx/fill-transaction.js";
-import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
+import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
 import type { SignedOperation, TransactionPipeline } from "../tx/transaction-pipeline.js";
 import { nodeUnavailable } from "../tx/tx-errors.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
@@ -311,24 +311,25 @@ export class SignerMethods {
   /** Through the one pipeline, once per Idempotency-Key, exactly as POST /transaction. */
   private async send(chain: Chain, tx: TransactionObject, context: SignerContext): Promise<unknown> {
     const { owner } = context;
-    const outcome = await this.options.idempotency.run(
-      owner === null ? "eth_sendTransaction" : `eth_sendTransaction#${owner}`,
-      context.idempotencyKey,
-      () => requestHash(tx, { chain: chain.chainId }),
-      async () => {
+    return this.options.idempotency.once<Hex>(
+      {
+        route: "eth_sendTransaction",
+        owner,
+        key: context.idempotencyKey,
+        hash: () => requestHash(tx, { chain: chain.chainId }),
+        recover: (hashes) => ({ status: 200, body: hashes[0] }),
+        // A replay is for a caller who could sign now: the address unlocked (or unattended) for its key.
+        authorize: async () => {
+          await this.options.accounts.signer(owner, readTransaction(tx, chain.chainId).from);
+        },
+      },
+      async (idempotencyRef) => {
         const op = await this.operation(chain, tx, owner);
-        const submitted = await this.options.pipeline.submit(op);
+        const submitted = await this.options.pipeline.submit({ ...op, idempotencyRef });
         // Sent through us: pending filters see it even if no node filter reports it.
         await this.options.filters.noteSent(chain, submitted.txHash);
         return submitted.txHash;
       },
-      (hashes) => ({ status: 200, body: hashes[0] }),
-      // A replay is for a caller who could sign now: the address unlocked (or unattended) for its key.
-      async () => {
-        await this.options.accounts.signer(owner, readTransaction(tx, chain.chainId).from);
-      },
     );
-    if (outcome.status !== 200) throw replayedError(outcome);
-    return outcome.body;
   }
 }

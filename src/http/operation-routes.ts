@@ -10,7 +10,7 @@ import type { Operation } from "../operations/operation.js";
 import { errorText, readNativeRequest, resultText, salvageId } from "../rpc/envelope.js";
 import { RequestIdSchema, RpcErrorSchema } from "../rpc/envelope-schemas.js";
 import { explainValueError } from "../rpc/explain-invalid.js";
-import { type IdempotencyStore, replayedError, requestHash } from "../tx/idempotency.js";
+import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
 import { ownerOf, requireAdmin } from "./access-control.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
 
@@ -120,25 +120,27 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
               ? (request.headers["idempotency-key"] as string | undefined)
               : undefined,
           };
-          const outcome = await options.idempotency.run(
-            context.owner === null ? route : `${route}#${context.owner}`,
-            context.idempotencyKey,
-            () => requestHash(input),
-            () => operation.run(input, context),
-            undefined,
-            async () => {
-              const signer = input as { wallet_id?: unknown; password?: unknown; index?: unknown };
-              if (typeof signer.wallet_id === "string" && typeof signer.password === "string")
-                await options.checkSigner(
-                  signer.wallet_id,
-                  typeof signer.index === "number" ? signer.index : 0,
-                  signer.password,
-                  context.owner,
-                );
+          const result = await options.idempotency.once(
+            {
+              route,
+              owner: context.owner,
+              key: context.idempotencyKey,
+              hash: () => requestHash(input),
+              authorize: async () => {
+                const signer = input as { wallet_id?: unknown; password?: unknown; index?: unknown };
+                if (typeof signer.wallet_id === "string" && typeof signer.password === "string")
+                  await options.checkSigner(
+                    signer.wallet_id,
+                    typeof signer.index === "number" ? signer.index : 0,
+                    signer.password,
+                    context.owner,
+                  );
+              },
             },
+            // Operations sign deep inside their services: their transactions take the key's reference from its run.
+            () => operation.run(input, context),
           );
-          if (outcome.status !== 200) throw replayedError(outcome);
-          return resultText(id, outcome.body);
+          return resultText(id, result);
         } catch (error) {
           if (!(error instanceof ChaingateError)) request.log.error({ err: error }, "operation failed");
           return errorText(id, error);

@@ -2,7 +2,6 @@
 import type { Static } from "@sinclair/typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyPluginAsync } from "fastify";
-import { replayedError } from "../tx/idempotency.js";
 import { CreateTransactionBody, TransactionResult } from "../tx/transaction-schemas.js";
 import type { TransactionService } from "../tx/transaction-service.js";
 import { ProblemSchema } from "../wallets/wallet-schemas.js";
@@ -49,14 +48,13 @@ export const transactionRoutes: FastifyPluginAsync<TransactionRoutesOptions> = a
       },
       async (request) => {
         const key = request.headers["idempotency-key"];
-        const result = await options.transactions.send(request.body, {
+        // A failure kept under the Idempotency-Key is thrown as first answered: the error handler
+        // answers it as a problem body.
+        return options.transactions.send(request.body, {
           idempotencyKey: typeof key === "string" ? key : undefined,
           chainHeader: request.headers["x-chain-id"],
           owner: ownerOf(request),
         });
-        // A failure kept under the Idempotency-Key: the error handler answers it as a problem body.
-        if (result.status !== 200) throw replayedError(result);
-        return result.body;
       },
     );
   });

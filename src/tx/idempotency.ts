@@ -242,6 +242,37 @@ export class IdempotencyStore {
   }
 
   /**
+   * `run` for a tenant's request, as the caller uses it: the key is scoped to the tenant (another
+   * key's identical Idempotency-Key neither replays nor collides), a stored failure is thrown as the
+   * error first answered, and the operation is handed the reference its transactions are stored
+   * with (undefined without a key).
+   */
+  async once<T>(
+    request: {
+      route: string;
+      owner: string | null;
+      key: string | undefined;
+      hash: () => string;
+      recover?: Recover;
+      authorize?: () => Promise<void>;
+    },
+    operation: (ref: string | undefined) => Promise<T>,
+  ): Promise<T> {
+    const route = request.owner === null ? request.route : `${request.route}#${request.owner}`;
+    const ref = request.key === undefined ? undefined : refOf(route, request.key);
+    const outcome = await this.run(
+      route,
+      request.key,
+      request.hash,
+      () => operation(ref),
+      request.recover,
+      request.authorize,
+    );
+    if (outcome.status !== 200) throw replayedError(outcome);
+    return outcome.body as T;
+  }
+
+  /**
    * Runs `operation` once per key: replays a stored answer, or records the new one. Only answers
    * after which something was signed are kept; failures that changed nothing free the key.
    */

@@ -36,6 +36,11 @@ export interface SignedOperation {
   accessList?: AccessList;
   /** EIP-7702 authorizations: the transaction is type 4 (EIP-1559 fees only). */
   authorizations?: AuthorizationPlan;
+  /**
+   * The Idempotency-Key reference the request runs under, stored with the row so a crash is resolved
+   * from the rows. Operations that sign deep inside a service leave it out: the key's run provides it.
+   */
+  idempotencyRef?: string | undefined;
 }
 
 /** The authorizations a transaction at `nonce` carries: the signed ones, and the sender's own at nonce + 1. */
@@ -140,7 +145,10 @@ export function queuedRow(
     updated_at: now,
     sent_at: null,
     // Fillers and replacements are the gateway's own; the request's key names what it asked for.
-    idempotency_ref: op.kind === "filler" || replaces !== null ? null : (currentIdempotencyRef() ?? null),
+    idempotency_ref:
+      op.kind === "filler" || replaces !== null
+        ? null
+        : (op.idempotencyRef ?? currentIdempotencyRef() ?? null),
     transport_id: op.transportId ?? null,
   };
 }

@@ -4,6 +4,7 @@ import { badRequest } from "../errors/chaingate-error.js";
 import { parseAddress, parseHexData, parseWei } from "../operations/parse-input.js";
 import { awaitReceipt, type SyncSendLimits, syncTimeoutMs } from "../rpc/send-raw.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import type { NodeReceipt } from "../upstream/node-reads.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import type { AuthorizationItem } from "./authorizations.js";
 import type { CustodyAuthorizations, SignerOf } from "./custody-authorizations.js";
@@ -48,7 +49,7 @@ export class TransactionService {
   async send(
     body: TransactionBody,
     context: { idempotencyKey?: string | undefined; chainHeader?: unknown; owner?: string | null },
-  ): Promise<{ status: number; body: unknown }> {
+  ): Promise<{ tx_hash: `0x${string}`; receipt?: NodeReceipt }> {
     const { wallets, chains, pipeline, idempotency } = this.options;
     if (body.wallet_id === undefined) throw badRequest("WALLET_ID_REQUIRED", "wallet_id is required");
     if (typeof body.password !== "string" || body.password === "") {
@@ -75,13 +76,20 @@ export class TransactionService {
     const password = body.password;
     const owner = context.owner ?? null;
 
-    const result = await idempotency.run(
-      // Keys are per tenant: another key's identical Idempotency-Key neither replays nor collides.
-      owner === null ? "POST /transaction" : `POST /transaction#${owner}`,
-      context.idempotencyKey,
-      // How long this caller waits is not what it asked to send: a retry with another wait replays.
-      () => requestHash(withoutWait(body), { chain: chain.chainId }),
-      async () => {
+    const sent = await idempotency.once<{ tx_hash: `0x${string}` }>(
+      {
+        route: "POST /transaction",
+        owner,
+        key: context.idempotencyKey,
+        // How long this caller waits is not what it asked to send: a retry with another wait replays.
+        hash: () => requestHash(withoutWait(body), { chain: chain.chainId }),
+        // Cut off after signing (a crash): the transaction is tracked; its hash is the answer.
+        recover: (hashes) => ({ status: 200, body: { tx_hash: hashes[0] } }),
+        authorize: async () => {
+          await wallets.unlock(walletId, index, password, owner);
+        },
+      },
+      async (idempotencyRef) => {
         const signer = await wallets.unlock(walletId, index, password, owner);
         const authorizations =
           body.transaction.authorizations === undefined
@@ -105,20 +113,19 @@ export class TransactionService {
           value,
           kind: "transfer",
           owner,
+          idempotencyRef,
           ...(authorizations === undefined ? {} : { authorizations }),
         });
         return { tx_hash: submitted.txHash };
       },
-      // Cut off after signing (a crash): the transaction is tracked; its hash is the answer.
-      (hashes) => ({ status: 200, body: { tx_hash: hashes[0] } }),
-      async () => {
-        await wallets.unlock(walletId, index, password, owner);
-      },
     );
-    if (result.status !== 200 || body.wait_ms === undefined) return result;
-    const txHash = (result.body as { tx_hash: `0x${string}` }).tx_hash;
-    const receipt = await awaitReceipt(chain, txHash, syncTimeoutMs(body.wait_ms, this.options.syncSend));
-    return { status: 200, body: { tx_hash: txHash, receipt } };
+    if (body.wait_ms === undefined) return sent;
+    const receipt = await awaitReceipt(
+      chain,
+      sent.tx_hash,
+      syncTimeoutMs(body.wait_ms, this.options.syncSend),
+    );
+    return { tx_hash: sent.tx_hash, receipt };
   }
 
   /** The wallet's addresses named by index sign their authorizations, each unlocked with the request's password. */
