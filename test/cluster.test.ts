@@ -35,7 +35,10 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
       });
-      return (await response.json()) as { result?: unknown; error?: { code: number; message: string } };
+      return (await response.json()) as {
+        result?: unknown;
+        error?: { code: number; message: string; data?: unknown };
+      };
     };
 
     beforeAll(async () => {
@@ -106,6 +109,26 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
       for (const sent of sends) expect(sent.error, JSON.stringify(sent.error)).toBeUndefined();
       // The nine went to all three instances.
       expect(lb.served.map((n, i) => n - before[i]!).every((n) => n >= 3)).toBe(true);
+    });
+
+    it("one payload per nonce holds for the cluster: 9 different payloads at one nonce through the balancer, 1 signed", async () => {
+      const address = await wallet();
+      expect((await rpc("personal_unlockAccount", [address, "cluster-pw", 600])).result).toBe(true);
+      const before = [...lb.served];
+      const answers = await Promise.all(
+        Array.from({ length: 9 }, (_, i) =>
+          rpc("eth_signTransaction", [
+            { from: address, to: DEV_ACCOUNT_2, value: toHex(i + 1), gas: "0x5208", nonce: "0x5" },
+          ]),
+        ),
+      );
+      expect(lb.served.map((n, i) => n - before[i]!).every((n) => n >= 3)).toBe(true);
+      expect(answers.filter((a) => a.result !== undefined)).toHaveLength(1);
+      expect(
+        answers.filter(
+          (a) => (a.error?.data as { code?: string } | undefined)?.code === "NONCE_ALREADY_SIGNED",
+        ),
+      ).toHaveLength(8);
     });
 
     it("an instance started with another server key is not ready, and /readyz says why", async () => {

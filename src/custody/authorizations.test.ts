@@ -215,5 +215,9 @@ describe("EIP-7702 from custody", () => {
       { from: a, to: a, authorizationList: [{ address: delegate }, { address: otherDelegate }] },
     ]);
     expect(twice.error?.message).toMatch(/authorizes twice/);
+    const tooMany = await rpc("eth_sendTransaction", [
+      { from: a, to: a, authorizationList: Array.from({ length: 17 }, () => ({ address: delegate })) },
+    ]);
+    expect(tooMany.error?.message).toMatch(/at most 16 entries/);
   });
 });

@@ -93,6 +93,17 @@ describe("EIP-5792 for custody addresses, through viem", () => {
       },
     ]);
     expect(again.error?.code).toBe(5720);
+    // 16 calls at most: each is a signature and a transaction of its own.
+    const tooMany = await rpc("wallet_sendCalls", [
+      {
+        version: "2.0.0",
+        from: address,
+        chainId: "0x3e9",
+        atomicRequired: false,
+        calls: Array.from({ length: 17 }, () => ({ to: DEV_ACCOUNT_2, value: "0x1" })),
+      },
+    ]);
+    expect(tooMany.error?.code).toBe(5740);
   });
 
   it("a call the node's estimate refuses stops the bundle: the calls before it are sent and the status is partial", async () => {

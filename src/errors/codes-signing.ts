@@ -69,6 +69,11 @@ export const SIGNING_CODES = {
       "an operation waited for its own transaction and it was not mined in time; `data.tx_hash` is tracked",
   },
 
+  HANDED_OUT_LIMIT: {
+    ...LIMIT,
+    meaning:
+      "eth_signTransaction: the address already has 64 signed, unsent payloads at or past its next nonce; send them (or let them lapse) first",
+  },
   NONCE_ALREADY_SIGNED: {
     status: 409,
     rpc: RPC_TX_REJECTED,

@@ -11,6 +11,11 @@ export type { CachePolicy, MethodHandler, MethodSpec, ParamSpec } from "./method
 const REFINERS: Readonly<Record<string, MethodSpec["refine"]>> = {
   eth_getLogs: (params) => criteriaProblem(params[0] as LogCriteria),
   eth_newFilter: (params) => criteriaProblem(params[0] as LogCriteria),
+  // One answer holds every slot asked: the execution-apis document caps a request at 1,024.
+  eth_getStorageValues: (params) => {
+    const slots = Object.values(params[0] as Record<string, unknown[]>).reduce((n, s) => n + s.length, 0);
+    return slots > 1024 ? `requests asks ${slots} slots; at most 1024 in one call` : undefined;
+  },
 };
 
 function toSpec(inSpec: boolean) {

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { native } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT } from "../test-support/evm-fixtures.js";
@@ -42,6 +43,13 @@ describe("the execution-apis rows chaingate passes through, checked against the 
     // A key that is not an address (found by the hostile-input property test) is refused, not an internal error.
     const notAddress = await native(rt, "eth_getStorageValues", [{ "": false }]);
     expect(notAddress.error?.code).toBe(-32602);
+    // At most 1,024 slots in one call, however they are spread over addresses.
+    const slots = (n: number) => Array.from({ length: n }, (_, i) => toHex(i));
+    const tooMany = await native(rt, "eth_getStorageValues", [
+      { [DEV_ACCOUNT]: slots(600), "0x70997970C51812dc3A010C7d01b50e0d17dc79C8": slots(425) },
+    ]);
+    expect(tooMany.error?.code).toBe(-32602);
+    expect(tooMany.error?.message).toMatch(/1025 slots; at most 1024/);
   });
 
   it("a method the node lacks and chaingate cannot derive is the node's method-not-found, named", async () => {

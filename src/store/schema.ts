@@ -1,4 +1,5 @@
 /** Table types for Kysely: the one description of what the store holds (policies, audit and webhooks in schema-policies.ts). */
+import type { Generated } from "kysely";
 import type {
   AuditLogTable,
   BalanceAlertStateTable,
@@ -10,20 +11,8 @@ import type {
   WebhooksTable,
 } from "./schema-policies.js";
 
-export type {
-  AuditDecision,
-  AuditLogTable,
-  BalanceAlertStateTable,
-  BalanceAlertsTable,
-  DeliveryState,
-  PoliciesTable,
-  PolicySpendsTable,
-  WebhookDeliveriesTable,
-  WebhookEventsTable,
-  WebhooksTable,
-} from "./schema-policies.js";
+export type * from "./schema-policies.js";
 
-import type { Generated } from "kysely";
 export interface FiltersTable {
   id: string;
   chain_id: number;

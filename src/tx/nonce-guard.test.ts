@@ -68,6 +68,21 @@ describeEachStore("the nonce-conflict guard", (target) => {
     expect(refused).toHaveLength(5);
   });
 
+  it("at most 64 unsent payloads at or past the next nonce; the 65th is HANDED_OUT_LIMIT, and sending frees a place", async () => {
+    const from = await custodyAddress();
+    for (let n = 0; n < 64; n++) {
+      const signed = await signAt(from, n, 1n);
+      expect(signed.error, `nonce ${n}: ${JSON.stringify(signed.error)}`).toBeUndefined();
+    }
+    const over = await signAt(from, 64, 1n);
+    expect(over.error?.code).toBe(-32005);
+    expect(over.error?.data).toMatchObject({ code: "HANDED_OUT_LIMIT", limit: 64, next_nonce: 0 });
+    // A send goes past nonce 0 (broadcasting its payload, then taking the next free one): a place frees.
+    const sent = await rpc("eth_sendTransaction", [{ from, to: DEV_ACCOUNT_2, value: "0x1" }]);
+    expect(sent.error, JSON.stringify(sent.error)).toBeUndefined();
+    expect((await signAt(from, 200, 1n)).error).toBeUndefined();
+  });
+
   it("a caller's nonce that a sent transaction already carries is refused", async () => {
     const from = await custodyAddress();
     const sent = await rpc("eth_sendTransaction", [{ from, to: DEV_ACCOUNT_2, value: "0x1" }]);

@@ -7,6 +7,9 @@ import { getAddress, type Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Database } from "../store/schema.js";
 
+/** Signed, unsent payloads an address may have at or past its next nonce. */
+export const MAX_HANDED_OUT = 64;
+
 /** A payload already signed at the nonce: its hash, and its bytes when eth_signTransaction handed them out. */
 export interface SignedAt {
   txHash: Hex;
@@ -66,7 +69,12 @@ export class NonceGuard {
     return row ? { txHash: row.tx_hash as Hex, raw: row.raw as Hex } : undefined;
   }
 
-  /** Records bytes handed out by eth_signTransaction; a second, different payload at the nonce is refused. */
+  /**
+   * Records bytes handed out by eth_signTransaction; a second, different payload at the nonce is
+   * refused. Payloads at or past the ledger's next nonce (`next`) are held for the address until a
+   * send moves past them: at most MAX_HANDED_OUT of them, so the rows an address holds stay bounded
+   * by its real nonce history plus that.
+   */
   async handOut(
     trx: Transaction<Database>,
     chainId: number,
@@ -74,9 +82,22 @@ export class NonceGuard {
     nonce: number,
     signed: { txHash: Hex; raw: Hex },
     now: number,
+    next: number,
   ): Promise<void> {
     const other = await this.otherAt(trx, chainId, address, nonce, signed.txHash);
     if (other) throw nonceAlreadySigned(nonce, other.txHash);
+    const ahead = await trx
+      .selectFrom("signed_payloads")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("chain_id", "=", chainId)
+      .where("address", "=", address.toLowerCase())
+      .where("nonce", ">=", next)
+      .executeTakeFirstOrThrow();
+    if (nonce >= next && Number(ahead.n) >= MAX_HANDED_OUT)
+      throw new ChaingateError(
+        `${MAX_HANDED_OUT} signed payloads of this address at or past its next nonce (${next}) are not sent yet`,
+        { code: "HANDED_OUT_LIMIT", data: { limit: MAX_HANDED_OUT, next_nonce: next } },
+      );
     await trx
       .insertInto("signed_payloads")
       .values({

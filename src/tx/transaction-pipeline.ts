@@ -16,7 +16,7 @@ import { sendRawTransaction } from "../upstream/node-reads.js";
 import { toRpcAuthorization } from "./authorizations.js";
 import { estimateGas } from "./estimate-gas.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
-import { NonceGuard, nonceAlreadySigned } from "./nonce-guard.js";
+import { MAX_HANDED_OUT, NonceGuard, nonceAlreadySigned } from "./nonce-guard.js";
 import type { NonceLedger } from "./nonce-ledger.js";
 import { fateOf } from "./send-fate.js";
 import { authorizationsAt, queuedRow, type SignedOperation, signOperation } from "./signed-operation.js";
@@ -48,8 +48,6 @@ export interface PipelineOptions {
 
 /** A nonce taken by someone else is retried with a fresh one, a bounded number of times. */
 const NONCE_RETRIES = 3;
-/** Nonces handed out by eth_signTransaction a send moves past, at most (more would be a client's loop). */
-const MAX_HANDED_OUT_SKIPS = 64;
 
 /** Thrown inside the recording transaction (so it rolls back) when the allocated nonce was handed out. */
 class NonceHandedOut extends Error {
@@ -85,7 +83,7 @@ export class TransactionPipeline {
       try {
         row = await this.record(op, gas, fees, admission);
       } catch (error) {
-        if (!(error instanceof NonceHandedOut) || skipped++ >= MAX_HANDED_OUT_SKIPS) throw error;
+        if (!(error instanceof NonceHandedOut) || skipped++ >= MAX_HANDED_OUT) throw error;
         await this.passHandedOut(op, error);
         attempt--;
         continue;
@@ -153,7 +151,8 @@ export class TransactionPipeline {
     return this.underPolicy(admission, async (trx) => {
       await this.options.ledger.lock(trx, chainId, from);
       await this.options.guard.withinDay(trx, admission);
-      let nonce = op.nonce ?? (await this.options.ledger.peek(chainId, from, trx));
+      const next = await this.options.ledger.peek(chainId, from, trx);
+      let nonce = op.nonce ?? next;
       let raw = await signOperation(op, gas, fees, nonce);
       if (op.nonce === undefined) {
         for (;;) {
@@ -163,7 +162,7 @@ export class TransactionPipeline {
           raw = await signOperation(op, gas, fees, nonce);
         }
       }
-      await this.nonces.handOut(trx, chainId, from, nonce, { txHash: keccak256(raw), raw }, this.now());
+      await this.nonces.handOut(trx, chainId, from, nonce, { txHash: keccak256(raw), raw }, this.now(), next);
       await this.options.guard.allowed(trx, admission, null, keccak256(raw));
       return { raw, nonce };
     });
