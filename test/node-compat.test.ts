@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { ethers, Wallet } from "ethers";
 import { type Abi, createPublicClient, type Hex, keccak256, parseEther, toHex, webSocket } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiKeyStore } from "../src/auth/api-keys.js";
 import { BridgeERC20 } from "../src/contracts/artifacts.generated.js";
 import { CREATE2_DEPLOYER } from "../src/contracts/create2-factory.js";
 import { METHODS } from "../src/rpc/method-table.js";
@@ -39,6 +40,8 @@ const dir = mkdtempSync(join(tmpdir(), "chaingate-node-compat-"));
 let hardhat: OtherNode;
 let ganache: OtherNode;
 let rt: TestRuntime;
+let keyed: TestRuntime;
+let admin: string;
 const q = (chainId: number) => `?chain_id=${chainId}`;
 const nodeOf = (chainId: number) => (chainId === HARDHAT ? hardhat : ganache);
 
@@ -69,9 +72,15 @@ beforeAll(async () => {
       CHAINGATE_UPSTREAM_TIMEOUT_MS: "3000",
     },
   });
+  // A second chaingate on the same nodes, with an admin key: signing policies are an admin's.
+  keyed = await startTestRuntime({
+    env: { CHAINGATE_CONFIG: config, CHAINGATE_UPSTREAM_TIMEOUT_MS: "3000" },
+  });
+  admin = (await new ApiKeyStore(keyed.store).create("admin", "ops")).key;
 }, 180_000);
 
 afterAll(async () => {
+  await keyed?.close();
   await rt?.close();
   await Promise.all([hardhat?.stop(), ganache?.stop()]);
   rmSync(dir, { recursive: true, force: true });
@@ -180,6 +189,66 @@ describe.each([
     expect(receipt.status).toBe("0x1");
     expect(receipt.transactionHash).toBe(keccak256(raw));
     expect((await receiptOf(rt, keccak256(raw), q(chainId))).blockHash).toBe(receipt.blockHash);
+  });
+
+  it("the simulation rule reads this node's answers: a revert is refused before signing, a transfer passes", async () => {
+    const auth = { authorization: `Bearer ${admin}` };
+    const call = async (method: string, params: unknown[]) =>
+      (await keyed.post(`/${q(chainId)}`, { jsonrpc: "2.0", id: 1, method, params }, auth)).json as Envelope;
+    const made = await keyed.post(
+      "/wallet",
+      { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 },
+      auth,
+    );
+    const [wallet] = made.json as { id: string; address: Hex }[];
+    await receiptOf(
+      rt,
+      await devSend(
+        rt,
+        { to: wallet!.address, value: toHex(parseEther("1")) },
+        q(chainId),
+        nodeOf(chainId).url,
+      ),
+      q(chainId),
+    );
+    const reverter = (
+      await receiptOf(
+        rt,
+        await devSend(rt, { data: reasonReverterInitCode("not today") }, q(chainId), nodeOf(chainId).url),
+        q(chainId),
+      )
+    ).contractAddress!;
+    const policy = await keyed.post(
+      "/policies",
+      { name: "simulated", wallet_id: wallet!.id, rules: { simulation: {} } },
+      auth,
+    );
+    expect(policy.status, JSON.stringify(policy.json)).toBe(200);
+    expect((await call("personal_unlockAccount", [wallet!.address, PASSWORD, 600])).result).toBe(true);
+    const refused = await call("eth_sendTransaction", [
+      { from: wallet!.address, to: reverter, gas: "0x30000" },
+    ]);
+    const data = refused.error?.data as {
+      code?: string;
+      rule?: string;
+      simulated_with?: string;
+      revert_data?: string;
+    };
+    expect(data, JSON.stringify(refused.error)).toMatchObject({
+      code: "POLICY_DENIED",
+      rule: "simulation.refuse_reverts",
+    });
+    // Whichever the node offers: eth_simulateV1, or eth_call where it has none; the revert's data either way.
+    expect(["eth_simulateV1", "eth_call"]).toContain(data.simulated_with);
+    expect(String(data.revert_data)).toMatch(/^0x08c379a0/);
+    expect(await nodeCall(nodeOf(chainId).url, "eth_getTransactionCount", [wallet!.address, "pending"])).toBe(
+      "0x0",
+    );
+    const passed = await call("eth_sendTransaction", [
+      { from: wallet!.address, to: DEV_ACCOUNT_2, value: "0x1" },
+    ]);
+    expect(passed.error, JSON.stringify(passed.error)).toBeUndefined();
+    expect((await receiptOf(rt, passed.result as string, q(chainId))).status).toBe("0x1");
   });
 
   it("a raw transaction with a nonce gap does not take the node out of rotation", async () => {

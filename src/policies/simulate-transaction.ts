@@ -56,7 +56,9 @@ export async function simulateTransaction(chain: Chain, call: SimulatedCall): Pr
   }
   // The node has no eth_simulateV1: eth_call says whether it reverts, nothing of its logs.
   try {
-    await chain.pool.call({ method: "eth_call", params: [{ ...tx, data: call.data }, "latest"] });
+    // `data`, not `input`: a node that takes only one of them (Hardhat refuses both at once).
+    const { input: _input, ...asCall } = tx;
+    await chain.pool.call({ method: "eth_call", params: [{ ...asCall, data: call.data }, "latest"] });
     return { via: "eth_call", reverted: false, logs: null };
   } catch (error) {
     if (
