@@ -6,6 +6,7 @@ import { invalidParams } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { receiptOf } from "../upstream/node-reads.js";
 import type { CustodyAccounts } from "./custody-accounts.js";
 import { unknownAccount } from "./custody-errors.js";
 import type { TransactionObject } from "./transaction-request.js";
@@ -148,25 +149,21 @@ export class WalletCalls {
     const settled = final.every((r) => r !== undefined && (r.state === "confirmed" || r.state === "failed"));
     const receipts =
       settled && chain
-        ? await Promise.all(
-            final.map((r) =>
-              chain.pool.call({ method: "eth_getTransactionReceipt", params: [r!.tx_hash], batch: true }),
-            ),
-          )
+        ? await Promise.all(final.map((r) => receiptOf(chain, r!.tx_hash, { batch: true })))
         : undefined;
     const succeeded = final.filter((r) => r?.state === "confirmed").length;
     const complete = bundle.error === null && hashes.length === bundle.calls;
-    const status = !settled
-      ? hashes.length === 0
+    // EIP-5792's codes: nothing sent, still pending, all confirmed, all reverted, or partly.
+    const status =
+      hashes.length === 0
         ? 400
-        : 100
-      : succeeded === bundle.calls && complete
-        ? 200
-        : succeeded === 0
-          ? hashes.length === 0
-            ? 400
-            : 500
-          : 600;
+        : !settled
+          ? 100
+          : succeeded === bundle.calls && complete
+            ? 200
+            : succeeded === 0
+              ? 500
+              : 600;
     return {
       version: VERSION,
       id,
