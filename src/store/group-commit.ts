@@ -62,7 +62,15 @@ const CONFLICTS = new Set(["40P01", "40001"]);
  * can still meet another instance's group that holds one and waits for another (a wallet's rolling
  * limit locks the wallet and the address); PostgreSQL then aborts one of the two, and it is tried again.
  */
-const CONFLICT_RETRIES = 3;
+const CONFLICT_RETRIES = 6;
+
+/**
+ * The pause before a lost conflict's next try: random and growing, so the two transactions that
+ * met do not meet again at once (tried again at once, under load they lost the same race three
+ * times over and the request failed).
+ */
+const conflictPause = (conflicts: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** Math.min(conflicts, 5)));
 
 function isConflict(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -183,6 +191,7 @@ export class GroupCommit {
       const outcome = await this.committed((trx) => job.context.runInAsyncScope(job.work, null, trx));
       if (!outcome.ok && isConflict(outcome.error) && (job.conflicts ?? 0) < CONFLICT_RETRIES) {
         job.conflicts = (job.conflicts ?? 0) + 1;
+        await conflictPause(job.conflicts);
         return this.write([job]);
       }
       this.settle([job], outcome.ok ? [outcome] : [], outcome.ok ? undefined : outcome.error);
@@ -256,7 +265,10 @@ export class GroupCommit {
           again.push(job);
         } else job.reject(outcome.error);
       });
-      for (const job of again) await this.write([job]);
+      for (const job of again) {
+        await conflictPause(job.conflicts!);
+        await this.write([job]);
+      }
     };
     this.flushing++;
     void finish().finally(() => {
