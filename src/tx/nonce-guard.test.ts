@@ -29,6 +29,9 @@ describeEachStore("the nonce-conflict guard", (target) => {
         to: DEV_ACCOUNT_2,
         value: toHex(value),
         gas: "0x5208",
+        // Fixed fees: "the same payload" must not hang on the fee oracle moving between two calls.
+        maxFeePerGas: "0xb2d05e00",
+        maxPriorityFeePerGas: "0x3b9aca00",
         ...(nonce === undefined ? {} : { nonce: toHex(nonce) }),
       },
     ]);
@@ -54,7 +57,9 @@ describeEachStore("the nonce-conflict guard", (target) => {
       tx_hash: keccak256(first.result as Hex),
     });
     // The same payload again is the same bytes, not a conflict.
-    expect((await signAt(from, 7, 1n)).result).toBe(first.result);
+    const again = await signAt(from, 7, 1n);
+    expect(again.error, JSON.stringify(again.error)).toBeUndefined();
+    expect(again.result).toBe(first.result);
   });
 
   it("six different payloads for one nonce at once: exactly one is signed", async () => {
