@@ -13,6 +13,8 @@ export interface OperatorCall {
   transportId?: string;
   /** The tenant that asked for it (member registrations); the relayer's own calls have none. */
   owner?: string | null;
+  /** The Idempotency-Key reference of the request that asked for it (member registrations). */
+  idempotencyRef?: string | undefined;
 }
 
 /** Through the same pipeline as every wallet: one nonce ledger, stored before sent, tracked after. */

@@ -137,8 +137,7 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
                   );
               },
             },
-            // Operations sign deep inside their services: their transactions take the key's reference from its run.
-            () => operation.run(input, context),
+            (idempotencyRef) => operation.run(input, { ...context, idempotencyRef }),
           );
           return resultText(id, result);
         } catch (error) {

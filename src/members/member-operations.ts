@@ -39,7 +39,7 @@ export function memberOperations(members: MemberService): Operation[] {
             role: input.role,
             ...(input.owner === undefined ? {} : { owner: parseAddress(input.owner, "owner") }),
           },
-          context.owner,
+          context,
         ),
     }),
     defineOperation({

@@ -41,8 +41,9 @@ export class MemberService {
 
   async register(
     input: { name: string; chain_id: number; role: MemberRole; owner?: Hex },
-    tenant: string | null,
+    context: { owner: string | null; idempotencyRef: string | undefined },
   ): Promise<MemberRecord> {
+    const tenant = context.owner;
     const { chains, pipeline, store } = this.options;
     const system = this.options.system();
     if (chains.get(input.chain_id) === undefined) {
@@ -69,6 +70,7 @@ export class MemberService {
         kind: "register_new_member",
         metadata: { name: input.name, member_chain_id: input.chain_id, role: input.role },
         owner: tenant,
+        idempotencyRef: context.idempotencyRef,
       });
     } catch (error) {
       throw explainRevert(error);

@@ -5,6 +5,11 @@ export interface OperationContext {
   /** The tenant (API key) making the call; null when keys are not configured. */
   owner: string | null;
   idempotencyKey: string | undefined;
+  /**
+   * The stored Idempotency-Key this run is under (tenant-scoped), or undefined without one: every
+   * transaction the operation signs carries it, so a crash is resolved from the rows.
+   */
+  idempotencyRef: string | undefined;
 }
 
 export interface Operation<S extends TSchema = TSchema, R extends TSchema = TSchema> {

@@ -3,6 +3,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { LocalAccount } from "viem";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import type { WalletService } from "../wallets/wallet-service.js";
+import type { OperationContext } from "./operation.js";
 
 export const ChainIdField = Type.Union(
   [
@@ -34,6 +35,8 @@ export interface Signer {
   account: LocalAccount;
   walletId: string;
   index: number;
+  /** The run's idempotency reference, carried into every transaction signed for it. */
+  idempotencyRef: string | undefined;
 }
 
 /** Picks the chain first (an unknown chain costs no KDF run), then opens the wallet's key. */
@@ -41,10 +44,16 @@ export async function unlockSigner(
   wallets: WalletService,
   chains: ChainRegistry,
   input: SignerInput,
-  owner: string | null,
+  context: OperationContext,
 ): Promise<Signer> {
   const chain = chains.select(input.chain_id, undefined);
   const index = input.index ?? 0;
-  const unlocked = await wallets.unlock(input.wallet_id, index, input.password, owner);
-  return { chain, account: unlocked.account, walletId: input.wallet_id, index };
+  const unlocked = await wallets.unlock(input.wallet_id, index, input.password, context.owner);
+  return {
+    chain,
+    account: unlocked.account,
+    walletId: input.wallet_id,
+    index,
+    idempotencyRef: context.idempotencyRef,
+  };
 }

@@ -50,7 +50,7 @@ export function tokenOperations({ wallets, chains, tokens }: TokenOperationDeps)
       signs: true,
       run: async (input, context) =>
         tokens.createERC20(
-          await unlockSigner(wallets, chains, input, context.owner),
+          await unlockSigner(wallets, chains, input, context),
           {
             name: input.name,
             symbol: input.symbol,
@@ -78,7 +78,7 @@ export function tokenOperations({ wallets, chains, tokens }: TokenOperationDeps)
       signs: true,
       run: async (input, context) =>
         tokens.createERC721(
-          await unlockSigner(wallets, chains, input, context.owner),
+          await unlockSigner(wallets, chains, input, context),
           {
             name: input.name,
             symbol: input.symbol,
@@ -107,7 +107,7 @@ export function tokenOperations({ wallets, chains, tokens }: TokenOperationDeps)
       run: async (input, context) => {
         const { amount, tokenId } = amountOrId(input);
         return tokens.transfer(
-          await unlockSigner(wallets, chains, input, context.owner),
+          await unlockSigner(wallets, chains, input, context),
           {
             token: parseAddress(input.token, "token"),
             to: parseAddress(input.to, "to"),
@@ -136,7 +136,7 @@ export function tokenOperations({ wallets, chains, tokens }: TokenOperationDeps)
       signs: true,
       run: async (input, context) =>
         tokens.deployContract(
-          await unlockSigner(wallets, chains, input, context.owner),
+          await unlockSigner(wallets, chains, input, context),
           {
             bytecode: input.bytecode as Hex,
             ...(input.abi === undefined ? {} : { abi: input.abi as unknown as Abi }),

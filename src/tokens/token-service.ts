@@ -39,6 +39,7 @@ export class TokenService {
         account: signer.account,
         walletId: signer.walletId,
         addressIndex: signer.index,
+        idempotencyRef: signer.idempotencyRef,
         ...op,
       });
     } catch (error) {

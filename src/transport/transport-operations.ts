@@ -1,7 +1,7 @@
 /** The Token Management rows that cross chains: the three transports and list_all_transports. */
 import { Type } from "@sinclair/typebox";
 import type { Hex } from "viem";
-import { defineOperation, type Operation } from "../operations/operation.js";
+import { defineOperation, type Operation, type OperationContext } from "../operations/operation.js";
 import { parseAddress } from "../operations/parse-input.js";
 import { ChainIdField, SignerFields, unlockSigner } from "../operations/signed-input.js";
 import type { Store } from "../store/database.js";
@@ -56,11 +56,11 @@ export function transportOperations({
       destination_chain_id: number | string;
       data?: string;
     },
-    owner: string | null,
+    context: OperationContext,
   ) => {
     const { amount, tokenId } = amountOrId(input);
     return transports.sendToken(
-      await unlockSigner(wallets, chains, input, owner),
+      await unlockSigner(wallets, chains, input, context),
       {
         token: parseAddress(input.token, "token"),
         to: parseAddress(input.to, "to"),
@@ -69,7 +69,7 @@ export function transportOperations({
         destinationChainId: parseChainSelector(input.destination_chain_id, "destination_chain_id")!,
         data: (input.data ?? "0x").toLowerCase() as Hex,
       },
-      owner,
+      context.owner,
     );
   };
   /** The spec's path and its correctly spelled alias: one operation under two names. */
@@ -84,7 +84,7 @@ export function transportOperations({
       params: Type.Object(tokenFields, { additionalProperties: false, title: "Token transport" }),
       result: TransportReceiptSchema,
       signs: true,
-      run: (input, context) => sendToken(input, context.owner),
+      run: (input, context) => sendToken(input, context),
     });
   return [
     tokenTransport(
@@ -106,7 +106,7 @@ export function transportOperations({
       ),
       result: TransportReceiptSchema,
       signs: true,
-      run: (input, context) => sendToken(input, context.owner),
+      run: (input, context) => sendToken(input, context),
     }),
     defineOperation({
       path: "transport_arbitrary_message",
@@ -126,7 +126,7 @@ export function transportOperations({
       signs: true,
       run: async (input, context) =>
         transports.sendMessage(
-          await unlockSigner(wallets, chains, input, context.owner),
+          await unlockSigner(wallets, chains, input, context),
           {
             destinationChainId: parseChainSelector(input.destination_chain_id, "destination_chain_id")!,
             destination: parseAddress(input.destination, "destination"),

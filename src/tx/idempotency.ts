@@ -1,5 +1,4 @@
 /** Idempotency-Key handling: the same key and body get the first answer back, a different body 409. */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { isErrorCode } from "../errors/codes.js";
@@ -7,16 +6,6 @@ import type { Store } from "../store/database.js";
 import { isSignedButNotSent } from "./tx-errors.js";
 
 export type IdempotencyStart = { kind: "new" } | { kind: "replay"; status: number; body: unknown };
-
-/**
- * The key a request runs under, visible to the pipeline without threading it through every
- * operation: each transaction it signs is stored with it, so a crash can be resolved from the rows.
- */
-const running = new AsyncLocalStorage<string>();
-
-export function currentIdempotencyRef(): string | undefined {
-  return running.getStore();
-}
 
 const refOf = (route: string, key: string): string => `${route}\n${key}`;
 
@@ -299,7 +288,7 @@ export class IdempotencyStore {
     }
     const release = this.hold(route, key);
     try {
-      const body = await running.run(refOf(route, key), operation);
+      const body = await operation();
       await this.finish(route, key, 200, body);
       return { status: 200, body, replayed: false };
     } catch (error) {

@@ -10,7 +10,6 @@ import {
   storedAuthorizations,
 } from "./authorizations.js";
 import type { Fees } from "./fee-oracle.js";
-import { currentIdempotencyRef } from "./idempotency.js";
 
 export interface SignedOperation {
   chain: Chain;
@@ -38,7 +37,7 @@ export interface SignedOperation {
   authorizations?: AuthorizationPlan;
   /**
    * The Idempotency-Key reference the request runs under, stored with the row so a crash is resolved
-   * from the rows. Operations that sign deep inside a service leave it out: the key's run provides it.
+   * from the rows (IdempotencyStore.once hands it to the operation).
    */
   idempotencyRef?: string | undefined;
 }
@@ -145,10 +144,7 @@ export function queuedRow(
     updated_at: now,
     sent_at: null,
     // Fillers and replacements are the gateway's own; the request's key names what it asked for.
-    idempotency_ref:
-      op.kind === "filler" || replaces !== null
-        ? null
-        : (op.idempotencyRef ?? currentIdempotencyRef() ?? null),
+    idempotency_ref: op.kind === "filler" || replaces !== null ? null : (op.idempotencyRef ?? null),
     transport_id: op.transportId ?? null,
   };
 }
