@@ -4,6 +4,7 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { nodeRead, nonceOf, sendRawTransaction } from "../upstream/node-reads.js";
 import { codeAt, waitForReceipt } from "./chain-calls.js";
 
 /** The deterministic-deployment proxy (Arachnid's), at the same address on every chain that has it. */
@@ -28,9 +29,6 @@ function unavailable(chain: Chain, why: string): ChaingateError {
   );
 }
 
-const quantity = async (chain: Chain, method: string, params: unknown[]) =>
-  BigInt(String(await chain.pool.call({ method, params })));
-
 /**
  * Makes sure the factory is on `chain`: nothing when it is (anvil and most public chains predeploy
  * it); otherwise funds its signer from the operator and sends the keyless transaction. Every check
@@ -43,17 +41,15 @@ export async function ensureCreate2Factory(
 ): Promise<"present" | "deployed"> {
   if ((await codeAt(chain, CREATE2_DEPLOYER)) !== "0x") return "present";
   const { signer, cost, gasPrice } = FACTORY_DEPLOYMENT;
-  if ((await quantity(chain, "eth_getTransactionCount", [signer, "latest"])) > 0n)
+  if ((await nonceOf(chain, signer, "latest")) > 0)
     throw unavailable(chain, `its signer ${signer} has already used its only nonce on this chain`);
-  const block = (await chain.pool.call({ method: "eth_getBlockByNumber", params: ["latest", false] })) as {
-    baseFeePerGas?: string;
-  } | null;
+  const block = await nodeRead(chain, "eth_getBlockByNumber", ["latest", false]);
   if (block?.baseFeePerGas !== undefined && BigInt(block.baseFeePerGas) > gasPrice)
     throw unavailable(
       chain,
       `the chain's base fee (${BigInt(block.baseFeePerGas)} wei) is above the transaction's fixed 100 gwei`,
     );
-  const balance = await quantity(chain, "eth_getBalance", [signer, "latest"]);
+  const balance = BigInt(await nodeRead(chain, "eth_getBalance", [signer, "latest"]));
   if (balance < cost) {
     const funding = await pipeline.submit({
       chain,
@@ -71,10 +67,7 @@ export async function ensureCreate2Factory(
   }
   let hash: Hex;
   try {
-    hash = (await chain.pool.call({
-      method: "eth_sendRawTransaction",
-      params: [FACTORY_DEPLOYMENT.raw],
-    })) as Hex;
+    hash = await sendRawTransaction(chain, FACTORY_DEPLOYMENT.raw);
   } catch (error) {
     if (!(error instanceof NodeRpcError)) throw error;
     throw unavailable(

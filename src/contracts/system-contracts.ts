@@ -14,6 +14,7 @@ import {
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { nodeRead } from "../upstream/node-reads.js";
 import { BridgeERC20, BridgeERC721, MemberRegistry, MessageEndpoint } from "./artifacts.generated.js";
 import { codeAt, waitForReceipt } from "./chain-calls.js";
 import { CREATE2_DEPLOYER, ensureCreate2Factory } from "./create2-factory.js";
@@ -128,7 +129,7 @@ export async function deploySystemContracts(options: DeployOptions): Promise<Sys
   await Promise.all(
     chains.all().map(async (chain) => {
       if (options.fund) {
-        await chain.pool.call({ method: "anvil_setBalance", params: [operator.address, toHex(10n ** 24n)] });
+        await nodeRead(chain, "anvil_setBalance", [operator.address, toHex(10n ** 24n)]);
       }
       const missing = [
         ...(chain.chainId === chains.homeChainId ? [addresses.registry] : []),

@@ -14,6 +14,7 @@ import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
 import type { SignedOperation, TransactionPipeline } from "../tx/transaction-pipeline.js";
 import { nodeUnavailable } from "../tx/tx-errors.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { nodeRead } from "../upstream/node-reads.js";
 import type { CustodyAccounts } from "./custody-accounts.js";
 import {
   type FeeChoice,
@@ -91,7 +92,7 @@ export class SignerMethods {
       case "eth_accounts": {
         const own = await accounts.addresses(owner);
         if (!this.options.nodeAccounts) return own;
-        const node = (await chain.pool.call({ method, params: [] })) as string[];
+        const node = await nodeRead(chain, "eth_accounts", []);
         return [...own, ...node];
       }
       case "eth_sign":

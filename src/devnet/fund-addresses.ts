@@ -16,10 +16,7 @@ export function devnetFunder(chains: ChainRegistry): (addresses: readonly string
       chains.all().flatMap((chain) =>
         addresses.map(async (address) => {
           const balance = BigInt(await nodeRead(chain, "eth_getBalance", [address, "latest"]));
-          await chain.pool.call({
-            method: "anvil_setBalance",
-            params: [address, toHex(balance + DEVNET_FUNDING)],
-          });
+          await nodeRead(chain, "anvil_setBalance", [address, toHex(balance + DEVNET_FUNDING)]);
         }),
       ),
     );

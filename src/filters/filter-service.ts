@@ -1,10 +1,11 @@
 /** Gateway-owned filters: state lives in the store, so any instance and any upstream can answer a poll. */
+import type { Hex } from "viem";
 import { filterNotFound } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { FiltersTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import type { JsonText } from "../upstream/json-text.js";
-import { headOf as askHead, blockHashAt } from "../upstream/node-reads.js";
+import { headOf as askHead, blockHashAt, type NodeBlock, nodeRead } from "../upstream/node-reads.js";
 import { canonicalBase } from "./canonical-base.js";
 import { type LogCriteria, numericBlock, toHex } from "./filter-criteria.js";
 import { type LogQuery, limitExceeded } from "./log-query.js";
@@ -194,12 +195,13 @@ export class FilterService {
         await this.touch(row.id);
         return [];
       }
-      const blocks = (await Promise.all(
-        range(base + 1, to).map((n) =>
-          chain.pool.call({ method: "eth_getBlockByNumber", params: [toHex(n), false] }),
-        ),
-      )) as ({ hash: string; number: string } | null)[];
-      const found = blocks.filter((b): b is { hash: string; number: string } => b !== null);
+      const blocks = await Promise.all(
+        range(base + 1, to).map((n) => nodeRead(chain, "eth_getBlockByNumber", [toHex(n), false])),
+      );
+      const found = blocks.filter(
+        (b): b is NodeBlock & { hash: Hex; number: Hex } =>
+          b !== null && b.hash !== null && b.number !== null,
+      );
       const delivered = found.map((b) => ({ n: Number.parseInt(b.number, 16), h: b.hash }));
       const last = delivered.at(-1) ?? recent.at(-1);
       const ok = await this.advance(row, last?.n ?? base, last?.h ?? null, [...recent, ...delivered]);

@@ -3,7 +3,7 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import { FairGate } from "../keys/fair-gate.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { concatArrays, JsonText } from "../upstream/json-text.js";
-import { headOf as askHead } from "../upstream/node-reads.js";
+import { headOf as askHead, logsText, nodeRead } from "../upstream/node-reads.js";
 import { type LogCriteria, logMatches, matchPart, toHex } from "./filter-criteria.js";
 
 export type Log = Record<string, unknown> & { blockNumber: string; blockHash: string };
@@ -206,14 +206,9 @@ export class LogQuery {
     let last = from - 1;
     let lastHash: string | undefined;
     for (let n = from; n <= to; n++) {
-      const block = (await chain.pool.call({
-        method: "eth_getBlockByNumber",
-        params: [toHex(n), false],
-      })) as {
-        hash: string;
-      } | null;
+      const block = await nodeRead(chain, "eth_getBlockByNumber", [toHex(n), false]);
       // The node answering has not seen it yet: deliver up to here.
-      if (!block) break;
+      if (!block?.hash) break;
       for (const log of await this.blockLogs(chain, block.hash))
         if (logMatches(criteria, log as { address?: string; topics?: string[] })) out.push(log);
       last = n;
@@ -226,7 +221,7 @@ export class LogQuery {
     const key = `${chain.chainId}:${hash}`;
     let logs = this.blocks.get(key);
     if (!logs) {
-      logs = chain.pool.call({ method: "eth_getLogs", params: [{ blockHash: hash }] }) as Promise<Log[]>;
+      logs = nodeRead(chain, "eth_getLogs", [{ blockHash: hash }]);
       logs.catch(() => this.blocks.delete(key));
       this.blocks.set(key, logs);
       if (this.blocks.size > SHARED_BLOCKS_KEPT)
@@ -259,11 +254,7 @@ export class LogQuery {
         .run(tenant, () => {
           // Asked again once its turn has come: the key may have been answered its share meanwhile.
           mayHoldMore?.();
-          return chain.pool.call({
-            method: "eth_getLogs",
-            params: [params],
-            asText: true,
-          }) as Promise<JsonText>;
+          return logsText(chain, params);
         })
         .finally(() => this.sharedText.delete(key));
       this.sharedText.set(key, pending);
@@ -276,9 +267,7 @@ export class LogQuery {
     const key = `${chain.chainId}:${JSON.stringify(params)}`;
     let pending = this.shared.get(key);
     if (!pending) {
-      pending = (chain.pool.call({ method: "eth_getLogs", params: [params] }) as Promise<Log[]>).finally(() =>
-        this.shared.delete(key),
-      );
+      pending = nodeRead(chain, "eth_getLogs", [params]).finally(() => this.shared.delete(key));
       this.shared.set(key, pending);
     }
     return pending;
@@ -319,8 +308,6 @@ async function blockOf(chain: Chain, tag: string | undefined, head: number): Pro
   if (tag === undefined || tag === "latest" || tag === "pending") return head;
   if (tag === "earliest") return 0;
   if (tag.startsWith("0x")) return Number.parseInt(tag.slice(2), 16);
-  const block = (await chain.pool.call({ method: "eth_getBlockByNumber", params: [tag, false] })) as {
-    number: string;
-  } | null;
-  return block ? Number.parseInt(block.number.slice(2), 16) : head;
+  const block = await nodeRead(chain, "eth_getBlockByNumber", [tag, false]);
+  return block?.number ? Number.parseInt(block.number.slice(2), 16) : head;
 }

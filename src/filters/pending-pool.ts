@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Store } from "../store/database.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { nodeReadOn } from "../upstream/node-reads.js";
 
 export interface PendingPoolOptions {
   store: Store;
@@ -152,19 +153,13 @@ export class PendingPool {
       const id = filters.get(label);
       if (id !== undefined) {
         try {
-          return (await chain.pool.callOn(label, {
-            method: "eth_getFilterChanges",
-            params: [id],
-          })) as string[];
+          const changes = await nodeReadOn(chain, label, "eth_getFilterChanges", [id]);
+          return changes.filter((hash): hash is string => typeof hash === "string");
         } catch {
           filters.delete(label);
         }
       }
-      const created = await chain.pool.callOn(label, {
-        method: "eth_newPendingTransactionFilter",
-        params: [],
-      });
-      filters.set(label, String(created));
+      filters.set(label, await nodeReadOn(chain, label, "eth_newPendingTransactionFilter", []));
       return [];
     } catch (error) {
       this.options.logger.debug({ err: error, upstream: label }, "pending-transaction read failed");

@@ -3,6 +3,7 @@ import { type Hex, hexToBigInt } from "viem";
 import { classifyNodeError, revertDataOf } from "../errors/node-errors.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { nodeRead } from "../upstream/node-reads.js";
 import type { TokenMovement } from "./decode-call.js";
 
 export interface SimulatedLog {
@@ -42,10 +43,10 @@ export async function simulateTransaction(chain: Chain, call: SimulatedCall): Pr
     gas: hex(call.gas),
   };
   try {
-    const blocks = await chain.pool.call({
-      method: "eth_simulateV1",
-      params: [{ blockStateCalls: [{ calls: [tx] }], validation: false }, "latest"],
-    });
+    const blocks = await nodeRead(chain, "eth_simulateV1", [
+      { blockStateCalls: [{ calls: [tx] }], validation: false },
+      "latest",
+    ]);
     return fromSimulateV1(blocks);
   } catch (error) {
     if (
@@ -58,7 +59,7 @@ export async function simulateTransaction(chain: Chain, call: SimulatedCall): Pr
   try {
     // `data`, not `input`: a node that takes only one of them (Hardhat refuses both at once).
     const { input: _input, ...asCall } = tx;
-    await chain.pool.call({ method: "eth_call", params: [{ ...asCall, data: call.data }, "latest"] });
+    await nodeRead(chain, "eth_call", [{ ...asCall, data: call.data }, "latest"]);
     return { via: "eth_call", reverted: false, logs: null };
   } catch (error) {
     if (

@@ -1,5 +1,6 @@
 /** The head never goes back: what chaingate answers for the latest block is never below the highest head it (or an instance beside it) has seen. */
 import type { Chain } from "../upstream/chain-registry.js";
+import { nodeRead } from "../upstream/node-reads.js";
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -26,9 +27,6 @@ export async function latestBlockNotBehind(
   const number = (result as { number?: unknown } | null)?.number;
   if (highest === undefined || typeof number !== "string" || Number.parseInt(number.slice(2), 16) >= highest)
     return result;
-  const newer = await chain.pool.call({
-    method: "eth_getBlockByNumber",
-    params: [hex(highest), params[1] ?? false],
-  });
+  const newer = await nodeRead(chain, "eth_getBlockByNumber", [hex(highest), params[1] === true]);
   return newer ?? result;
 }

@@ -1,12 +1,6 @@
 /** What chaingate answers where a node lacks a standard method or leaves a standard field empty, derived from calls it does serve. */
 import type { Chain } from "../upstream/chain-registry.js";
-
-type Block = {
-  number?: string | null;
-  parentHash?: string;
-  uncles?: unknown[];
-  transactions?: unknown[];
-} | null;
+import { type BlockId, type NodeBlock, nodeRead, receiptOf } from "../upstream/node-reads.js";
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -16,9 +10,11 @@ const hex = (n: number) => `0x${n.toString(16)}`;
  */
 export const ETH_PROTOCOL_VERSION = hex(68);
 
-async function blockBy(chain: Chain, by: "hash" | "number", id: unknown): Promise<Block> {
-  const method = by === "hash" ? "eth_getBlockByHash" : "eth_getBlockByNumber";
-  return (await chain.pool.call({ method, params: [id, false] })) as Block;
+/** `id` is a client's parameter, already validated by the method's schema. */
+function blockBy(chain: Chain, by: "hash" | "number", id: unknown): Promise<NodeBlock | null> {
+  return by === "hash"
+    ? nodeRead(chain, "eth_getBlockByHash", [String(id), false])
+    : nodeRead(chain, "eth_getBlockByNumber", [id as BlockId, false]);
 }
 
 /** A block's uncle count from the block itself; null for a block that does not exist. */
@@ -51,17 +47,12 @@ async function blockReceipts(chain: Chain, block: unknown): Promise<unknown[] | 
       ? (block as { blockHash?: unknown; blockNumber?: unknown })
       : {};
   const hash = named.blockHash ?? (typeof block === "string" && block.length === 66 ? block : undefined);
-  const found = (
+  const found =
     hash === undefined
       ? await blockBy(chain, "number", named.blockNumber ?? block)
-      : await blockBy(chain, "hash", hash)
-  ) as { transactions?: string[] } | null;
+      : await blockBy(chain, "hash", hash);
   if (found === null) return null;
-  return Promise.all(
-    (found.transactions ?? []).map((tx) =>
-      chain.pool.call({ method: "eth_getTransactionReceipt", params: [tx], batch: true }),
-    ),
-  );
+  return Promise.all((found.transactions ?? []).map((tx) => receiptOf(chain, String(tx), { batch: true })));
 }
 
 /**
@@ -90,7 +81,7 @@ async function storageValues(chain: Chain, requests: unknown, block: unknown): P
     entries.map(async ([address, slots]) => {
       answer[address] = await Promise.all(
         slots.map((slot) =>
-          chain.pool.call({ method: "eth_getStorageAt", params: [address, slot, block], batch: true }),
+          nodeRead(chain, "eth_getStorageAt", [address, slot, block as BlockId], { batch: true }),
         ),
       );
     }),
@@ -100,9 +91,7 @@ async function storageValues(chain: Chain, requests: unknown, block: unknown): P
 
 /** The next block's base fee, as eth_feeHistory reports it (its last entry), for nodes without eth_baseFee. */
 async function nextBaseFee(chain: Chain): Promise<unknown> {
-  const history = (await chain.pool.call({ method: "eth_feeHistory", params: ["0x1", "latest", []] })) as {
-    baseFeePerGas?: unknown[];
-  } | null;
+  const history = await nodeRead(chain, "eth_feeHistory", ["0x1", "latest", []]);
   const fees = history?.baseFeePerGas;
   return Array.isArray(fees) && fees.length > 0 ? fees[fees.length - 1] : undefined;
 }
@@ -112,7 +101,7 @@ async function nextBaseFee(chain: Chain): Promise<unknown> {
  * every client library require one), which is its parent's number plus one.
  */
 export async function completePendingBlock(chain: Chain, block: unknown): Promise<unknown> {
-  const pending = block as Block;
+  const pending = block as Partial<NodeBlock> | null;
   if (pending === null || typeof pending !== "object" || pending.number != null || !pending.parentHash)
     return block;
   const parent = await blockBy(chain, "hash", pending.parentHash);

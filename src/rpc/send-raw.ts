@@ -5,11 +5,13 @@ import {
   parseTransaction,
   recoverTransactionAddress,
   type TransactionSerialized,
+  toHex,
 } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { classifyNodeError } from "../errors/node-errors.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { nodeRead, nonceOf, sendRawTransaction } from "../upstream/node-reads.js";
 import { type NodeReceipt, receiptWaiterOf } from "../upstream/receipt-waiter.js";
 
 /** How long a synchronous send waits: the operator's default, and the most a caller may ask for. */
@@ -28,8 +30,7 @@ export interface SendHooks {
 /** Sends the bytes; a node that already has these very bytes took them (the client's send did succeed). */
 export async function sendRaw(chain: Chain, raw: Hex): Promise<Hex> {
   try {
-    const hash = await chain.pool.call({ method: "eth_sendRawTransaction", params: [raw] });
-    return typeof hash === "string" ? (hash as Hex) : keccak256(raw);
+    return await sendRawTransaction(chain, raw);
   } catch (error) {
     if (!(error instanceof NodeRpcError)) throw error;
     const hash = keccak256(raw);
@@ -37,9 +38,7 @@ export async function sendRaw(chain: Chain, raw: Hex): Promise<Hex> {
     if (classifyNodeError(error.message, error.rpcCode, error.data) === "already_known") return hash;
     // Whatever the words (Ganache answers a resend "transaction underpriced", Hardhat a mined one
     // "Nonce too low"), a node that has these very bytes took them: the chain says so, not the message.
-    const known = await chain.pool
-      .call({ method: "eth_getTransactionByHash", params: [hash] })
-      .catch(() => null);
+    const known = await nodeRead(chain, "eth_getTransactionByHash", [hash]).catch(() => null);
     if (known !== null) return hash;
     throw error;
   }
@@ -105,9 +104,8 @@ async function nonceGap(chain: Chain, raw: Hex): Promise<Hex | undefined> {
     const tx = parseTransaction(raw);
     if (tx.nonce === undefined) return undefined;
     const from = await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized });
-    const next = await chain.pool.call({ method: "eth_getTransactionCount", params: [from, "pending"] });
-    if (typeof next !== "string") return undefined;
-    return BigInt(tx.nonce) > BigInt(next) ? (next as Hex) : undefined;
+    const next = await nonceOf(chain, from);
+    return tx.nonce > next ? toHex(next) : undefined;
   } catch {
     // Unreadable bytes were already refused by the node; an unanswered read leaves the wait to decide.
     return undefined;

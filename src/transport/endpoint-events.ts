@@ -10,6 +10,7 @@ import {
 import { MessageEndpoint } from "../contracts/artifacts.generated.js";
 import type { TransportKind } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { nodeRead, nodeReadOn } from "../upstream/node-reads.js";
 import type { SentTransport } from "./transport-row.js";
 
 /** The endpoint's `kind` numbers, in its enum's order. */
@@ -51,25 +52,24 @@ const SENT_TOPIC = encodeEventTopics({ abi: MessageEndpoint.abi, eventName: "Mes
  * the quorum check, which alone decides what is delivered. Throws only when no upstream answers.
  */
 export async function sentEvents(chain: Chain, endpoint: Hex, from: number, to: number): Promise<Log[]> {
-  const call = {
-    method: "eth_getLogs",
-    params: [
-      { address: endpoint, topics: [SENT_TOPIC], fromBlock: numberToHex(from), toBlock: numberToHex(to) },
-    ],
+  const filter = {
+    address: endpoint,
+    topics: [SENT_TOPIC],
+    fromBlock: numberToHex(from),
+    toBlock: numberToHex(to),
   };
   const { asked } = chain.pool.quorumView();
-  if (asked.length <= 1) return asArray(await chain.pool.call(call));
-  const answers = await Promise.allSettled(asked.map((label) => chain.pool.callOn(label, call)));
+  if (asked.length <= 1) return nodeRead(chain, "eth_getLogs", [filter]);
+  const answers = await Promise.allSettled(
+    asked.map((label) => nodeReadOn(chain, label, "eth_getLogs", [filter])),
+  );
   const seen = new Map<string, Log>();
   for (const answer of answers)
     if (answer.status === "fulfilled")
-      for (const log of asArray(answer.value))
-        seen.set(`${log.transactionHash}|${log.topics?.[1]}|${log.data}`, log);
+      for (const log of answer.value) seen.set(`${log.transactionHash}|${log.topics?.[1]}|${log.data}`, log);
   if (answers.every((a) => a.status === "rejected")) throw (answers[0] as PromiseRejectedResult).reason;
   return [...seen.values()];
 }
-
-const asArray = (value: unknown): Log[] => (Array.isArray(value) ? (value as Log[]) : []);
 
 /** Whether a log is the endpoint's MessageSent (by its topic; the caller checks the address). */
 export function isSentLog(log: { topics?: unknown }): boolean {
@@ -146,20 +146,17 @@ export async function deliveredEvent(
   transport: { id: string; source_chain_id: number },
   fromBlock: number,
 ): Promise<Log | undefined> {
-  const logs = (await destination.pool.call({
-    method: "eth_getLogs",
-    params: [
-      {
-        address: endpoint,
-        topics: encodeEventTopics({
-          abi: MessageEndpoint.abi,
-          eventName: "MessageDelivered",
-          args: { id: transport.id as Hex, sourceChainId: BigInt(transport.source_chain_id) },
-        }),
-        fromBlock: numberToHex(fromBlock),
-        toBlock: "latest",
-      },
-    ],
-  })) as Log[];
+  const logs = await nodeRead(destination, "eth_getLogs", [
+    {
+      address: endpoint,
+      topics: encodeEventTopics({
+        abi: MessageEndpoint.abi,
+        eventName: "MessageDelivered",
+        args: { id: transport.id as Hex, sourceChainId: BigInt(transport.source_chain_id) },
+      }),
+      fromBlock: numberToHex(fromBlock),
+      toBlock: "latest",
+    },
+  ]);
   return logs.at(-1);
 }

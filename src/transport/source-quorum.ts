@@ -2,9 +2,10 @@
 import { type Hex, numberToHex } from "viem";
 import type { Finality } from "../config/config.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { nodeReadOn } from "../upstream/node-reads.js";
 import { describeFinality } from "./chain-trust.js";
 import { isSentLog, type Log, transportOfSent } from "./endpoint-events.js";
-import { finalBlockBy } from "./final-block.js";
+import { type Ask, finalBlockBy } from "./final-block.js";
 
 /** What one upstream says of the transport's source event. */
 export type SourceVote =
@@ -28,18 +29,6 @@ export type SourceVerdict =
   /** Upstreams disagree, or too few answer: nothing moves until they agree. */
   | { kind: "disputed"; reason: string };
 
-interface Receipt {
-  status?: Hex;
-  blockHash?: Hex;
-  blockNumber?: Hex;
-  logs?: (Log & { logIndex?: Hex; removed?: boolean })[];
-}
-
-interface Block {
-  number?: Hex | null;
-  hash?: Hex | null;
-}
-
 /** One upstream's reading: the receipt, the log in it, whether its block is canonical and final there. */
 async function voteOf(
   chain: Chain,
@@ -48,11 +37,11 @@ async function voteOf(
   transport: { id: string; source_tx_hash: string },
   finality: Finality,
 ): Promise<SourceVote> {
-  const ask = (method: string, params: unknown[]) => chain.pool.callOn(label, { method, params });
+  const ask: Ask = (method, params) => nodeReadOn(chain, label, method, params);
   try {
-    const receipt = (await ask("eth_getTransactionReceipt", [transport.source_tx_hash])) as Receipt | null;
-    if (receipt === null || typeof receipt !== "object") {
-      const head = Number(BigInt(String(await ask("eth_blockNumber", []))));
+    const receipt = await ask("eth_getTransactionReceipt", [transport.source_tx_hash]);
+    if (receipt === null) {
+      const head = Number(BigInt(await ask("eth_blockNumber", [])));
       return {
         label,
         kind: "absent",
@@ -78,7 +67,7 @@ async function voteOf(
       .join("|")
       .toLowerCase();
     const [canonical, final] = await Promise.all([
-      ask("eth_getBlockByNumber", [numberToHex(block), false]) as Promise<Block | null>,
+      ask("eth_getBlockByNumber", [numberToHex(block), false]),
       finalBlockBy(ask, finality),
     ]);
     if (canonical?.hash?.toLowerCase() !== receipt.blockHash.toLowerCase())

@@ -1,7 +1,7 @@
 /** The tracker's confirm job: mined rows confirmed by their block's hash, or sent back when a reorg took the block. */
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { headOf as askHead } from "../upstream/node-reads.js";
+import { headOf as askHead, blockHashAt } from "../upstream/node-reads.js";
 import type { TrackerContext } from "./tracker-context.js";
 
 /** Confirms by block hash, so a reorg that replaced the block sends the row back to "sent". */
@@ -19,14 +19,8 @@ export async function confirm(ctx: TrackerContext, chain: Chain, rows: Transacti
   const hashes = new Map(
     await Promise.all(
       numbers.map(async (number) => {
-        const block = (await chain.pool
-          .call({
-            method: "eth_getBlockByNumber",
-            params: [`0x${number.toString(16)}`, false],
-            batch: true,
-          })
-          .catch(() => undefined)) as { hash: string } | null | undefined;
-        return [number, block === undefined ? undefined : (block?.hash ?? null)] as const;
+        const hash = await blockHashAt(chain, number, { batch: true }).catch(() => undefined);
+        return [number, hash] as const;
       }),
     ),
   );

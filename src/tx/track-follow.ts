@@ -4,7 +4,7 @@ import { isChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { type NodeReceipt, sendRawTransaction } from "../upstream/node-reads.js";
+import { type NodeReceipt, nodeRead, sendRawTransaction } from "../upstream/node-reads.js";
 import { authorizationsOf } from "./authorizations.js";
 import { replacementFees } from "./fee-bump.js";
 import { revertOf } from "./revert-replay.js";
@@ -52,9 +52,9 @@ export async function followSent(ctx: TrackerContext, chain: Chain, row: Transac
   const age = ctx.now() - sentAt;
   const firstCheck = Math.min(ctx.options.resendAfterMs, ctx.options.replaceAfterMs);
   if (sentAt >= ctx.startedAt && age < firstCheck) return;
-  const known = await chain.pool
-    .call({ method: "eth_getTransactionByHash", params: [row.tx_hash], batch: true })
-    .catch(() => undefined);
+  const known = await nodeRead(chain, "eth_getTransactionByHash", [row.tx_hash], { batch: true }).catch(
+    () => undefined,
+  );
   if (known === null && (sentAt < ctx.startedAt || age >= ctx.options.resendAfterMs)) {
     ctx.options.logger.info({ hash: row.tx_hash }, "transaction left the node's pool; resending");
     await broadcast(ctx, chain, { ...row, state: "sent" });

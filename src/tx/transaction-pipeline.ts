@@ -120,14 +120,12 @@ export class TransactionPipeline {
    * after it would wait behind a gap) and the ledger moves past it.
    */
   private async passHandedOut(op: SignedOperation, handed: NonceHandedOut): Promise<void> {
-    await op.chain.pool
-      .call({ method: "eth_sendRawTransaction", params: [handed.raw] })
-      .catch((error: unknown) =>
-        this.options.logger.info(
-          { err: error, nonce: handed.nonce },
-          "handed-out transaction not taken on resend (already sent, or refused); moving past its nonce",
-        ),
-      );
+    await sendRawTransaction(op.chain, handed.raw).catch((error: unknown) =>
+      this.options.logger.info(
+        { err: error, nonce: handed.nonce },
+        "handed-out transaction not taken on resend (already sent, or refused); moving past its nonce",
+      ),
+    );
     await this.options.ledger.raiseTo(
       this.options.store.db,
       op.chain.chainId,

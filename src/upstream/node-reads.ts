@@ -2,6 +2,7 @@
 import type { Hex } from "viem";
 import { upstreamUnavailable } from "../errors/rpc-errors.js";
 import type { Chain } from "./chain-registry.js";
+import { JsonText } from "./json-text.js";
 
 /** A receipt as a node answers it; the fields chaingate reads are checked, the rest passed on as they are. */
 export interface NodeReceipt {
@@ -10,7 +11,7 @@ export interface NodeReceipt {
   blockNumber: Hex;
   status?: Hex;
   contractAddress?: Hex | null;
-  logs?: { address: Hex; topics: Hex[]; data: Hex; logIndex: Hex }[];
+  logs?: NodeLog[];
   [field: string]: unknown;
 }
 
@@ -20,8 +21,20 @@ export interface NodeBlock {
   hash: Hex | null;
   parentHash: Hex;
   baseFeePerGas?: Hex;
+  /** Hashes, or transaction objects when asked hydrated. */
+  transactions?: unknown[];
+  uncles?: unknown[];
   [field: string]: unknown;
 }
+
+/** eth_feeHistory's answer, with the field chaingate reads. */
+export interface NodeFeeHistory {
+  baseFeePerGas?: Hex[];
+  [field: string]: unknown;
+}
+
+/** A block specifier as a client gave it (a tag, number, hash or EIP-1898 object), already validated. */
+export type BlockId = string | Record<string, unknown>;
 
 /** A mined log as eth_getLogs answers it. */
 export interface NodeLog {
@@ -38,20 +51,33 @@ export interface NodeLog {
 
 /** The node methods chaingate calls for itself, with their params and the result it may rely on. */
 export interface NodeMethods {
+  eth_chainId: { params: []; result: Hex };
   eth_blockNumber: { params: []; result: Hex };
+  eth_syncing: { params: []; result: false | Record<string, unknown> };
+  eth_accounts: { params: []; result: Hex[] };
   eth_gasPrice: { params: []; result: Hex };
   eth_maxPriorityFeePerGas: { params: []; result: Hex };
   eth_getTransactionCount: { params: [address: string, block: string]; result: Hex };
   eth_getBalance: { params: [address: string, block: string]; result: Hex };
   eth_getCode: { params: [address: string, block: string]; result: Hex };
+  eth_getStorageAt: { params: [address: string, slot: string, block: BlockId]; result: Hex };
+  eth_feeHistory: {
+    params: [count: Hex, newest: string, percentiles: number[]];
+    result: NodeFeeHistory | null;
+  };
+  eth_simulateV1: { params: [payload: Record<string, unknown>, block: string]; result: unknown[] };
   eth_estimateGas: { params: [call: Record<string, unknown>, block: string]; result: Hex };
   eth_call: { params: [call: Record<string, unknown>, block: string]; result: Hex };
   eth_sendRawTransaction: { params: [raw: Hex]; result: Hex };
   eth_getTransactionByHash: { params: [hash: string]; result: Record<string, unknown> | null };
   eth_getTransactionReceipt: { params: [hash: string]; result: NodeReceipt | null };
-  eth_getBlockByNumber: { params: [block: string, hydrated: false]; result: NodeBlock | null };
-  eth_getBlockByHash: { params: [hash: string, hydrated: false]; result: NodeBlock | null };
-  eth_getLogs: { params: [filter: Record<string, unknown>]; result: NodeLog[] };
+  eth_getBlockByNumber: { params: [block: BlockId, hydrated: boolean]; result: NodeBlock | null };
+  eth_getBlockByHash: { params: [hash: string, hydrated: boolean]; result: NodeBlock | null };
+  eth_getLogs: { params: [filter: object]; result: NodeLog[] };
+  eth_newPendingTransactionFilter: { params: []; result: Hex };
+  eth_getFilterChanges: { params: [id: string]; result: unknown[] };
+  /** A devnet's funding (anvil, Hardhat): its answer is not read. */
+  anvil_setBalance: { params: [address: string, wei: Hex]; result: unknown };
 }
 
 export type NodeMethod = keyof NodeMethods;
@@ -87,12 +113,18 @@ const isLog = (v: unknown): v is NodeLog =>
   typeof v.blockHash === "string";
 
 const GUARDS: { readonly [M in NodeMethod]: (v: unknown) => v is NodeMethods[M]["result"] } = {
+  eth_chainId: isQuantity,
   eth_blockNumber: isQuantity,
+  eth_syncing: (v): v is false | Record<string, unknown> => v === false || isObject(v),
+  eth_accounts: (v): v is Hex[] => Array.isArray(v) && v.every((a) => typeof a === "string"),
   eth_gasPrice: isQuantity,
   eth_maxPriorityFeePerGas: isQuantity,
   eth_getTransactionCount: isQuantity,
   eth_getBalance: isQuantity,
   eth_getCode: isData,
+  eth_getStorageAt: isData,
+  eth_feeHistory: orNull(isObject),
+  eth_simulateV1: (v): v is unknown[] => Array.isArray(v),
   eth_estimateGas: isQuantity,
   eth_call: isData,
   eth_sendRawTransaction: (v): v is Hex => typeof v === "string" && HASH.test(v),
@@ -101,7 +133,17 @@ const GUARDS: { readonly [M in NodeMethod]: (v: unknown) => v is NodeMethods[M][
   eth_getBlockByNumber: orNull(isBlock),
   eth_getBlockByHash: orNull(isBlock),
   eth_getLogs: (v): v is NodeLog[] => Array.isArray(v) && v.every(isLog),
+  eth_newPendingTransactionFilter: isQuantity,
+  eth_getFilterChanges: (v): v is unknown[] => Array.isArray(v),
+  anvil_setBalance: (_v): _v is unknown => true,
 };
+
+/** The result of a node's call of `method`, typed, or UPSTREAM_UNAVAILABLE for an answer of another shape. */
+export function checkedResult<M extends NodeMethod>(method: M, result: unknown): NodeMethods[M]["result"] {
+  if (!GUARDS[method](result))
+    throw upstreamUnavailable(`${method}: the node answered ${JSON.stringify(result)?.slice(0, 80)}`);
+  return result;
+}
 
 /**
  * Calls `method` through the chain's pool and answers its result, typed: an answer of another
@@ -114,10 +156,28 @@ export async function nodeRead<M extends NodeMethod>(
   params: NodeMethods[M]["params"],
   options: { batch?: boolean } = {},
 ): Promise<NodeMethods[M]["result"]> {
-  const result = await chain.pool.call({ method, params, ...(options.batch ? { batch: true } : {}) });
-  if (!GUARDS[method](result))
-    throw upstreamUnavailable(`${method}: the node answered ${JSON.stringify(result)?.slice(0, 80)}`);
-  return result;
+  return checkedResult(
+    method,
+    await chain.pool.call({ method, params, ...(options.batch ? { batch: true } : {}) }),
+  );
+}
+
+/** As nodeRead, on one named upstream (quorum reads, and state that lives on one node). */
+export async function nodeReadOn<M extends NodeMethod>(
+  chain: Chain,
+  label: string,
+  method: M,
+  params: NodeMethods[M]["params"],
+): Promise<NodeMethods[M]["result"]> {
+  return checkedResult(method, await chain.pool.callOn(label, { method, params }));
+}
+
+/** eth_getLogs answered as the node's own JSON text (passed to clients unparsed), with its item count. */
+export async function logsText(chain: Chain, filter: object): Promise<JsonText> {
+  const text = await chain.pool.call({ method: "eth_getLogs", params: [filter], asText: true });
+  if (!(text instanceof JsonText))
+    throw upstreamUnavailable("eth_getLogs: the node's answer was not kept as text");
+  return text;
 }
 
 /** The chain's head as the node says it now (eth_blockNumber through the pool), as a number. */

@@ -2,6 +2,7 @@
 import type { Logger } from "pino";
 import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { ChainRegistry } from "./chain-registry.js";
+import { nodeRead } from "./node-reads.js";
 
 export interface ChainReadiness {
   chain_id: number;
@@ -49,7 +50,7 @@ export class ReadinessMonitor {
           return;
         }
         try {
-          const { result: answer } = await chain.pool.callAny({ method: "eth_syncing", params: [] });
+          const answer = await nodeRead(chain, "eth_syncing", []);
           // eth_syncing answers false when synced, or a progress object while syncing.
           this.syncing.set(chain.chainId, answer !== false);
         } catch (error) {

@@ -4,6 +4,7 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Chain } from "./chain-registry.js";
 import { HeadTracker } from "./head-tracker.js";
 import { HttpUpstream } from "./http-upstream.js";
+import { checkedResult } from "./node-reads.js";
 import { UpstreamPool } from "./upstream-pool.js";
 
 export interface ChainEntry {
@@ -60,7 +61,9 @@ export async function resolveChain(entry: ChainEntry, options: ResolveOptions): 
           try {
             answers.set(
               probe.url,
-              Number(BigInt(String(await probe.call({ method: "eth_chainId", params: [] })))),
+              Number(
+                BigInt(checkedResult("eth_chainId", await probe.call({ method: "eth_chainId", params: [] }))),
+              ),
             );
           } catch {
             // Not up yet: asked again below, or verified by the pool once it answers.

@@ -4,6 +4,7 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import { upstreamUnavailable } from "../errors/rpc-errors.js";
 import { HttpUpstream, type UpstreamCall } from "./http-upstream.js";
 import { JsonText } from "./json-text.js";
+import { checkedResult } from "./node-reads.js";
 
 /**
  * unverified: its chain id is not known yet (it never answered); verified: it answered our chain id;
@@ -151,7 +152,7 @@ export class UpstreamPool {
   private async verify(member: Member): Promise<boolean> {
     if (member.status === "verified" && !member.recheck) return true;
     const result = await member.upstream.call({ method: "eth_chainId", params: [] });
-    const reported = Number(BigInt(String(result)));
+    const reported = Number(BigInt(checkedResult("eth_chainId", result)));
     const status: UpstreamStatus = reported === this.chainId ? "verified" : "quarantined";
     const changed = status !== member.status || reported !== member.reportedChainId;
     member.status = status;
@@ -194,7 +195,7 @@ export class UpstreamPool {
           const started = performance.now();
           const result = await member.upstream.call({ method: "eth_blockNumber", params: [] });
           member.latencyMs = performance.now() - started;
-          const head = Number.parseInt(String(result).slice(2), 16);
+          const head = Number.parseInt(checkedResult("eth_blockNumber", result).slice(2), 16);
           if (Number.isSafeInteger(head)) {
             member.head = head;
             if (best === undefined || head > best) best = head;
@@ -384,12 +385,6 @@ export class UpstreamPool {
     if (!member) throw upstreamUnavailable(`upstream ${label} is no longer configured`);
     if (!this.usable(member)) throw upstreamUnavailable(`upstream ${label} is not verified`);
     return member.upstream.call(call);
-  }
-
-  /** Calls whichever upstream answers, and says which one did (the same failover as `call`). */
-  async callAny(call: UpstreamCall): Promise<{ label: string; result: unknown }> {
-    const { member, result } = await this.failover(call, this.order(Date.now()));
-    return { label: member?.upstream.label ?? "", result };
   }
 
   async close(): Promise<void> {
