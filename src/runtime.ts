@@ -20,6 +20,7 @@ import { createLogger } from "./logging/create-logger.js";
 import { memberOperations } from "./members/member-operations.js";
 import { MemberService } from "./members/member-service.js";
 import { Metrics } from "./metrics/metrics.js";
+import { upstreamTraitsOf } from "./rpc/method-table.js";
 import { ResponseCache } from "./rpc/response-cache.js";
 import { prepareDataDirOrWarn } from "./store/data-dir.js";
 import type { Store } from "./store/database.js";
@@ -77,7 +78,12 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
   try {
     prepareDataDirOrWarn(config.dataDir, logger);
     const devnet = config.chains === undefined ? await startEmbeddedChains(config, life) : undefined;
-    const started = await startChains(chainEntries(config, devnet?.nodes ?? []), config, life);
+    const started = await startChains(
+      chainEntries(config, devnet?.nodes ?? []),
+      config,
+      life,
+      upstreamTraitsOf,
+    );
     const { registry: chains, readiness } = started;
     const store = await openConfiguredStore(config, life);
     // Per-key limits are divided among the instances alive on the store (their heartbeats).

@@ -1,19 +1,16 @@
 /** Executes one JSON-RPC call on a chain: look up the method row, validate, then answer or forward. */
 import { classifyNodeError } from "../errors/node-errors.js";
 import { methodNotFound, NodeRpcError } from "../errors/rpc-errors.js";
-import type { LogCriteria } from "../filters/filter-criteria.js";
 import type { FilterService } from "../filters/filter-service.js";
 import type { LogQuery } from "../filters/log-query.js";
 import type { FairGate } from "../keys/fair-gate.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { extraNamespaceOf } from "../upstream/upstream-pool.js";
+import { BEHAVIOURS, type MethodBehaviour } from "./method-behaviours.js";
 import { type MethodPolicy, methodDenied } from "./method-policy.js";
-import { METHODS, METHODS_BY_NAME, SMALL_ANSWERS } from "./method-table.js";
-import { blockNumberNotBehind, latestBlockNotBehind } from "./monotonic-head.js";
-import { completePendingBlock, WHEN_UNSUPPORTED } from "./node-gaps.js";
-import { PARAM_NORMALIZERS, RESULT_NORMALIZERS } from "./normalize-results.js";
+import { METHODS, METHODS_BY_NAME } from "./method-table.js";
 import type { JsonText, ResponseCache } from "./response-cache.js";
-import { type SyncSendLimits, sendRaw, sendRawSync, syncTimeoutMs } from "./send-raw.js";
+import type { SyncSendLimits } from "./send-raw.js";
 import { compileParams, type ParamsValidator } from "./validate-params.js";
 
 export interface DispatcherDeps {
@@ -51,38 +48,6 @@ export interface DispatcherDeps {
 }
 
 const SYNC_SEND_DEFAULTS: SyncSendLimits = { defaultMs: 2_000, maxMs: 60_000 };
-
-/** Methods whose answers carry a block number the head tracker can learn from. */
-function observedHead(method: string, result: unknown): number | undefined {
-  if (method === "eth_blockNumber" && typeof result === "string") return Number.parseInt(result.slice(2), 16);
-  if (
-    (method === "eth_getTransactionReceipt" || method === "eth_getBlockByNumber") &&
-    result &&
-    typeof result === "object"
-  ) {
-    const n =
-      (result as { blockNumber?: unknown; number?: unknown }).blockNumber ??
-      (result as { number?: unknown }).number;
-    if (typeof n === "string") return Number.parseInt(n.slice(2), 16);
-  }
-  return undefined;
-}
-
-/** Custody methods that neither sign nor derive a key: outside the "sign" budget. */
-const NOT_SIGNING = new Set([
-  "eth_accounts",
-  "personal_lockAccount",
-  "eth_fillTransaction",
-  "wallet_getCapabilities",
-  "wallet_getCallsStatus",
-]);
-
-/** Signatures a custody call makes: one, or one per call of an EIP-5792 bundle. */
-function signaturesOf(method: string, params: readonly unknown[]): number {
-  if (method !== "wallet_sendCalls") return 1;
-  const calls = (params[0] as { calls?: unknown[] } | undefined)?.calls;
-  return Array.isArray(calls) ? Math.max(1, calls.length) : 1;
-}
 
 /** Who is calling: the tenant whose filters and quotas apply (API key id, or `ip:<address>` without keys). */
 export interface CallContext {
@@ -152,25 +117,11 @@ export class RpcDispatcher {
     return answer;
   }
 
-  /** A spec method the node does not serve, answered from calls it does serve (rpc/node-gaps.ts); else the node's refusal. */
-  private async whenUnsupported(
-    chain: Chain,
-    method: string,
-    params: readonly unknown[],
-    error: unknown,
-  ): Promise<unknown> {
-    const answer = WHEN_UNSUPPORTED[method];
-    if (
-      answer === undefined ||
-      !(error instanceof NodeRpcError) ||
-      classifyNodeError(error.message, error.rpcCode, error.data) !== "unsupported"
-    )
-      throw error;
-    const result = await answer(chain, params);
-    if (result === undefined) throw error;
-    return result;
-  }
-
+  /**
+   * Looks up the row, validates, spends the caller's budgets, then answers by the row's handler: the
+   * method's own answer where it has one (method-behaviours.ts), else forwarded, with the method's
+   * rules for a node that lacks it and for the node's answer.
+   */
   private async execute(
     chain: Chain,
     method: string,
@@ -181,10 +132,9 @@ export class RpcDispatcher {
     const validate = this.validators.get(method);
     if (!spec || !validate) throw methodNotFound(method);
     if (this.deps.policy && !this.deps.policy(method)) throw methodDenied(method);
-    const normalizeParams = PARAM_NORMALIZERS[method];
-    const checked = normalizeParams ? normalizeParams(validate(params)) : validate(params);
-    // A small answer never floods: it is not held back by the budget of large reads.
-    if (!SMALL_ANSWERS.has(method)) context.mayHoldMore?.();
+    const behaviour = BEHAVIOURS[method] ?? NONE;
+    const checked = behaviour.params ? behaviour.params(validate(params)) : validate(params);
+    if (!spec.traits.has("small")) context.mayHoldMore?.();
     if (extraNamespaceOf(method) !== undefined) {
       // Refused before the budget is spent when no upstream is marked for the namespace.
       if (!chain.pool.serves(method))
@@ -193,55 +143,59 @@ export class RpcDispatcher {
     }
     const gate = this.deps.upstreamGate;
     const fair = <T>(work: () => Promise<T>): Promise<T> => (gate ? gate.run(context.tenant, work) : work());
-    if (spec.handler === "filters")
-      return fair(() => this.deps.filters.handle(chain, method, checked, context.tenant));
-    if (spec.handler === "custody") {
-      if (!NOT_SIGNING.has(method))
-        for (let n = signaturesOf(method, checked); n > 0; n--) this.deps.beforeSigning?.(context);
-      try {
+    try {
+      if (spec.handler === "filters")
+        return await fair(() => this.deps.filters.handle(chain, method, checked, context.tenant));
+      if (spec.handler === "custody") {
+        if (!spec.traits.has("unsigned"))
+          for (let n = behaviour.signatures?.(checked) ?? 1; n > 0; n--) this.deps.beforeSigning?.(context);
         return await this.deps.signer.handle(chain, method, checked, {
           owner: context.owner ?? null,
           idempotencyKey: context.idempotencyKey,
         });
-      } finally {
-        if (method.startsWith("eth_sendTransaction")) chain.head?.refresh();
       }
+      if (behaviour.answer)
+        return await behaviour.answer({
+          chain,
+          params: checked,
+          tenant: context.tenant,
+          fair,
+          mayHoldMore: context.mayHoldMore,
+          logs: this.deps.logs,
+          filters: this.deps.filters,
+          syncSend: this.deps.syncSend ?? SYNC_SEND_DEFAULTS,
+        });
+      const fetch = async () => {
+        const result = await fair(() => chain.pool.call({ method, params: checked })).catch(
+          (error: unknown) => whenUnsupported(behaviour, chain, checked, error),
+        );
+        return behaviour.result ? behaviour.result(chain, checked, result) : result;
+      };
+      if (spec.cache === "none") return await fetch();
+      return await this.deps.cache.get(chain.chainId, chain.head?.head, spec, checked, fetch);
+    } finally {
+      // A send changes what the next read should see: the head is read again at once.
+      if (spec.traits.has("send")) chain.head?.refresh();
     }
-    if (method === "eth_getLogs")
-      return this.deps.logs.all(chain, checked[0] as LogCriteria, context.tenant, context.mayHoldMore);
-    if (method === "eth_sendRawTransaction") {
-      try {
-        const hash = await fair(() => sendRaw(chain, checked[0] as `0x${string}`));
-        // Sent through us: pending filters see it even if no node filter reports it.
-        await this.deps.filters.noteSent(chain, hash);
-        return hash;
-      } finally {
-        chain.head?.refresh();
-      }
-    }
-    if (method === "eth_sendRawTransactionSync") {
-      const timeoutMs = syncTimeoutMs(checked[1], this.deps.syncSend ?? SYNC_SEND_DEFAULTS);
-      // Only the send takes a node slot; the wait holds none (the head tracker's lookups serve every waiter).
-      return sendRawSync(chain, checked[0] as `0x${string}`, timeoutMs, {
-        send: (work) => fair(work),
-        sent: (hash) => this.deps.filters.noteSent(chain, hash),
-      });
-    }
-    const fetch = async () => {
-      let result = await fair(() => chain.pool.call({ method, params: checked })).catch((error: unknown) =>
-        this.whenUnsupported(chain, method, checked, error),
-      );
-      const seen = observedHead(method, result);
-      if (seen !== undefined) chain.head?.observe(seen);
-      if (method === "eth_getBlockByNumber" && checked[0] === "pending")
-        result = await completePendingBlock(chain, result);
-      if (method === "eth_blockNumber") result = blockNumberNotBehind(chain, result);
-      if (method === "eth_getBlockByNumber" && checked[0] === "latest")
-        result = await latestBlockNotBehind(chain, checked, result);
-      const normalize = RESULT_NORMALIZERS[method];
-      return normalize ? normalize(result) : result;
-    };
-    if (spec.cache === "none") return fetch();
-    return this.deps.cache.get(chain.chainId, chain.head?.head, spec, checked, fetch);
   }
+}
+
+const NONE: MethodBehaviour = {};
+
+/** A method the node does not serve, answered from calls it does serve where the method has a rule for it; else the node's refusal. */
+async function whenUnsupported(
+  behaviour: MethodBehaviour,
+  chain: Chain,
+  params: readonly unknown[],
+  error: unknown,
+): Promise<unknown> {
+  if (
+    behaviour.whenUnsupported === undefined ||
+    !(error instanceof NodeRpcError) ||
+    classifyNodeError(error.message, error.rpcCode, error.data) !== "unsupported"
+  )
+    throw error;
+  const result = await behaviour.whenUnsupported(chain, params);
+  if (result === undefined) throw error;
+  return result;
 }

@@ -17,14 +17,21 @@ import {
 
 /** Methods outside the spec's 33 that ethers, viem, web3.js and cast need to use chaingate as a provider. */
 export const CLIENT_METHODS: Row[] = [
-  ["eth_chainId", "Returns the chain id.", [], "upstream", "static"],
-  ["net_version", "Returns the network id.", [], "upstream", "static"],
-  ["net_listening", "Returns true while the node listens for peers.", [], "upstream", "none"],
-  ["net_peerCount", "Returns the number of peers of the node.", [], "upstream", "none"],
-  ["web3_clientVersion", "Returns the node's client version.", [], "upstream", "static"],
-  ["web3_sha3", "Returns keccak256 of the given data.", [req("data", Data)], "upstream", "none"],
-  ["eth_maxPriorityFeePerGas", "Returns a suggested priority fee per gas.", [], "upstream", "head"],
-  ["eth_blobBaseFee", "Returns the blob base fee of the next block.", [], "upstream", "head"],
+  ["eth_chainId", "Returns the chain id.", [], "upstream", "static", ["small", "shared"]],
+  ["net_version", "Returns the network id.", [], "upstream", "static", ["small"]],
+  ["net_listening", "Returns true while the node listens for peers.", [], "upstream", "none", ["small"]],
+  ["net_peerCount", "Returns the number of peers of the node.", [], "upstream", "none", ["small"]],
+  ["web3_clientVersion", "Returns the node's client version.", [], "upstream", "static", ["small"]],
+  ["web3_sha3", "Returns keccak256 of the given data.", [req("data", Data)], "upstream", "none", ["small"]],
+  [
+    "eth_maxPriorityFeePerGas",
+    "Returns a suggested priority fee per gas.",
+    [],
+    "upstream",
+    "head",
+    ["small", "shared"],
+  ],
+  ["eth_blobBaseFee", "Returns the blob base fee of the next block.", [], "upstream", "head", ["small"]],
   [
     "eth_feeHistory",
     "Returns base fees, gas ratios and reward percentiles of recent blocks.",
@@ -70,9 +77,10 @@ export const CLIENT_METHODS: Row[] = [
     [req("transaction", NonEmptyData), opt("timeout", SyncTimeout)],
     "upstream",
     "none",
+    ["send"],
   ],
-  ["eth_baseFee", "Returns the base fee per gas of the next block.", [], "upstream", "head"],
-  ["eth_coinbase", "Returns the node's coinbase (fee recipient) address.", [], "upstream", "none"],
+  ["eth_baseFee", "Returns the base fee per gas of the next block.", [], "upstream", "head", ["small"]],
+  ["eth_coinbase", "Returns the node's coinbase (fee recipient) address.", [], "upstream", "none", ["small"]],
   ["eth_capabilities", "Returns what history and state the node serves.", [], "upstream", "none"],
   ["eth_config", "Returns the chain's fork configuration (current, next and last).", [], "upstream", "head"],
   [

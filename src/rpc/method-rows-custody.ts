@@ -55,6 +55,7 @@ export const SIGNER_METHODS: Row[] = [
     ],
     "custody",
     "none",
+    ["small"],
   ],
   [
     "eth_signTypedData_v4",
@@ -71,6 +72,7 @@ export const SIGNER_METHODS: Row[] = [
     ],
     "custody",
     "none",
+    ["small"],
   ],
   [
     "eth_signTransaction",
@@ -111,6 +113,7 @@ export const SIGNER_METHODS: Row[] = [
     [req("transaction", CallObject)],
     "custody",
     "none",
+    ["unsigned"],
   ],
   [
     "eth_sendTransactionSync",
@@ -118,6 +121,7 @@ export const SIGNER_METHODS: Row[] = [
     [req("transaction", TransactionObject), opt("timeout", SyncTimeout)],
     "custody",
     "none",
+    ["send"],
   ],
   [
     "wallet_getCapabilities",
@@ -125,6 +129,7 @@ export const SIGNER_METHODS: Row[] = [
     [req("address", Address), opt("chainIds", Type.Array(Quantity, { title: "chain ids", maxItems: 100 }))],
     "custody",
     "none",
+    ["unsigned"],
   ],
   [
     "wallet_sendCalls",
@@ -139,6 +144,7 @@ export const SIGNER_METHODS: Row[] = [
     [req("id", Type.String({ title: "bundle id", minLength: 1, maxLength: 200 }))],
     "custody",
     "none",
+    ["unsigned"],
   ],
   [
     "personal_unlockAccount",
@@ -156,6 +162,7 @@ export const SIGNER_METHODS: Row[] = [
     ],
     "custody",
     "none",
+    ["small"],
   ],
   [
     "personal_lockAccount",
@@ -163,5 +170,6 @@ export const SIGNER_METHODS: Row[] = [
     [req("address", Address)],
     "custody",
     "none",
+    ["small", "unsigned"],
   ],
 ];

@@ -22,24 +22,41 @@ export const SPEC_METHODS: Row[] = [
     [],
     "custody",
     "none",
+    ["unsigned"],
   ],
-  ["eth_blockNumber", "Returns the number of the most recent block.", [], "upstream", "head"],
-  ["eth_gasPrice", "Returns the current gas price in wei.", [], "upstream", "head"],
-  ["eth_newBlockFilter", "Creates a filter that notifies when a new block arrives.", [], "filters", "none"],
+  [
+    "eth_blockNumber",
+    "Returns the number of the most recent block.",
+    [],
+    "upstream",
+    "head",
+    ["small", "shared"],
+  ],
+  ["eth_gasPrice", "Returns the current gas price in wei.", [], "upstream", "head", ["small", "shared"]],
+  [
+    "eth_newBlockFilter",
+    "Creates a filter that notifies when a new block arrives.",
+    [],
+    "filters",
+    "none",
+    ["small"],
+  ],
   [
     "eth_newPendingTransactionFilter",
     "Creates a filter that notifies when new pending transactions arrive.",
     [],
     "filters",
     "none",
+    ["small"],
   ],
-  ["eth_protocolVersion", "Returns the current protocol version.", [], "upstream", "static"],
+  ["eth_protocolVersion", "Returns the current protocol version.", [], "upstream", "static", ["small"]],
   [
     "eth_syncing",
     "Returns the sync status object, or false when the node is synced.",
     [],
     "upstream",
     "none",
+    ["small"],
   ],
   [
     "eth_call",
@@ -54,6 +71,7 @@ export const SPEC_METHODS: Row[] = [
     [req("transaction", CallObject), block, opt("stateOverride", StateOverride)],
     "upstream",
     "block",
+    ["small"],
   ],
   [
     "eth_getBalance",
@@ -61,6 +79,7 @@ export const SPEC_METHODS: Row[] = [
     [req("address", Address), block],
     "upstream",
     "block",
+    ["small", "shared"],
   ],
   [
     "eth_getBlockByHash",
@@ -68,6 +87,7 @@ export const SPEC_METHODS: Row[] = [
     [req("blockHash", Hash32), opt("hydrated", HydratedFlag, false)],
     "upstream",
     "immutable",
+    ["behind"],
   ],
   [
     "eth_getBlockByNumber",
@@ -75,6 +95,7 @@ export const SPEC_METHODS: Row[] = [
     [req("block", BlockNumberOrTag), opt("hydrated", HydratedFlag, false)],
     "upstream",
     "block",
+    ["behind"],
   ],
   [
     "eth_getBlockTransactionCountByHash",
@@ -82,6 +103,7 @@ export const SPEC_METHODS: Row[] = [
     [req("blockHash", Hash32)],
     "upstream",
     "immutable",
+    ["small", "behind"],
   ],
   [
     "eth_getBlockTransactionCountByNumber",
@@ -89,8 +111,16 @@ export const SPEC_METHODS: Row[] = [
     [req("block", BlockNumberOrTag)],
     "upstream",
     "block",
+    ["small", "behind"],
   ],
-  ["eth_getCode", "Returns the code at an address.", [req("address", Address), block], "upstream", "block"],
+  [
+    "eth_getCode",
+    "Returns the code at an address.",
+    [req("address", Address), block],
+    "upstream",
+    "block",
+    ["shared"],
+  ],
   [
     "eth_getFilterChanges",
     "Polls a filter: block hashes, transaction hashes or logs since the last poll.",
@@ -111,6 +141,7 @@ export const SPEC_METHODS: Row[] = [
     [req("filter", FilterObject)],
     "upstream",
     "none",
+    ["behind"],
   ],
   [
     "eth_getStorageAt",
@@ -118,6 +149,7 @@ export const SPEC_METHODS: Row[] = [
     [req("address", Address), req("position", StorageSlot), block],
     "upstream",
     "block",
+    ["small"],
   ],
   [
     "eth_getTransactionByBlockHashAndIndex",
@@ -125,6 +157,7 @@ export const SPEC_METHODS: Row[] = [
     [req("blockHash", Hash32), req("index", Quantity)],
     "upstream",
     "immutable",
+    ["behind"],
   ],
   [
     "eth_getTransactionByBlockNumberAndIndex",
@@ -132,6 +165,7 @@ export const SPEC_METHODS: Row[] = [
     [req("block", BlockNumberOrTag), req("index", Quantity)],
     "upstream",
     "block",
+    ["behind"],
   ],
   [
     "eth_getTransactionByHash",
@@ -139,6 +173,7 @@ export const SPEC_METHODS: Row[] = [
     [req("transactionHash", Hash32)],
     "upstream",
     "immutable",
+    ["behind"],
   ],
   [
     "eth_getTransactionCount",
@@ -146,6 +181,7 @@ export const SPEC_METHODS: Row[] = [
     [req("address", Address), block],
     "upstream",
     "block",
+    ["small", "shared"],
   ],
   [
     "eth_getTransactionReceipt",
@@ -153,6 +189,7 @@ export const SPEC_METHODS: Row[] = [
     [req("transactionHash", Hash32)],
     "upstream",
     "immutable",
+    ["behind"],
   ],
   [
     "eth_getUncleByBlockHashAndIndex",
@@ -174,6 +211,7 @@ export const SPEC_METHODS: Row[] = [
     [req("blockHash", Hash32)],
     "upstream",
     "immutable",
+    ["small", "behind"],
   ],
   [
     "eth_getUncleCountByBlockNumber",
@@ -181,6 +219,7 @@ export const SPEC_METHODS: Row[] = [
     [req("block", BlockNumberOrTag)],
     "upstream",
     "block",
+    ["small"],
   ],
   [
     "eth_newFilter",
@@ -188,6 +227,7 @@ export const SPEC_METHODS: Row[] = [
     [req("filter", FilterObject)],
     "filters",
     "none",
+    ["small"],
   ],
   [
     "eth_sendRawTransaction",
@@ -195,6 +235,7 @@ export const SPEC_METHODS: Row[] = [
     [req("transaction", NonEmptyData)],
     "upstream",
     "none",
+    ["small", "send"],
   ],
   [
     "eth_sendTransaction",
@@ -202,6 +243,7 @@ export const SPEC_METHODS: Row[] = [
     [req("transaction", TransactionObject)],
     "custody",
     "none",
+    ["small", "send"],
   ],
   [
     "eth_sign",
@@ -209,6 +251,7 @@ export const SPEC_METHODS: Row[] = [
     [req("address", Address), req("message", Data)],
     "custody",
     "none",
+    ["small"],
   ],
   [
     "eth_uninstallFilter",
@@ -216,5 +259,6 @@ export const SPEC_METHODS: Row[] = [
     [req("filterId", FilterId)],
     "filters",
     "none",
+    ["small"],
   ],
 ];

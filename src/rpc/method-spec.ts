@@ -23,6 +23,20 @@ export type CachePolicy = "none" | "static" | "immutable" | "head" | "block";
  */
 export type MethodHandler = "upstream" | "filters" | "custody";
 
+/**
+ * What a row says of a method beyond its params and cache, as data:
+ * - small: its answer is a quantity, a hash, a boolean or a short string whatever the chain holds, so
+ *   it never floods: a key that was answered its share of large reads lately may still ask it.
+ * - behind: a null or empty answer may only mean the node has not seen the block yet: the pool asks
+ *   the upstreams ahead of the one that answered.
+ * - send: it may move value: never asked again after a dropped connection, and the head is
+ *   refreshed after it.
+ * - shared: a plain value, the same for every caller in one turn: identical calls share one call of
+ *   the turn's batch.
+ * - unsigned: a custody method that neither signs nor derives a key (outside the "sign" budget).
+ */
+export type MethodTrait = "small" | "behind" | "send" | "shared" | "unsigned";
+
 export interface MethodSpec {
   readonly name: string;
   readonly summary: string;
@@ -31,6 +45,7 @@ export interface MethodSpec {
   readonly inSpec: boolean;
   readonly handler: MethodHandler;
   readonly cache: CachePolicy;
+  readonly traits: ReadonlySet<MethodTrait>;
   /** Checks across parameters that a schema cannot express; returns the problem or undefined. */
   readonly refine?: (params: readonly unknown[]) => string | undefined;
 }
@@ -46,4 +61,5 @@ export type Row = [
   params: ParamSpec[],
   handler: MethodHandler,
   cache: CachePolicy,
+  traits?: MethodTrait[],
 ];

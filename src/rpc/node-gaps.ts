@@ -18,7 +18,7 @@ function blockBy(chain: Chain, by: "hash" | "number", id: unknown): Promise<Node
 }
 
 /** A block's uncle count from the block itself; null for a block that does not exist. */
-async function uncleCount(chain: Chain, by: "hash" | "number", id: unknown): Promise<string | null> {
+export async function uncleCount(chain: Chain, by: "hash" | "number", id: unknown): Promise<string | null> {
   const block = await blockBy(chain, by, id);
   return block === null ? null : hex(Array.isArray(block.uncles) ? block.uncles.length : 0);
 }
@@ -27,7 +27,7 @@ async function uncleCount(chain: Chain, by: "hash" | "number", id: unknown): Pro
  * An uncle by index: null where the block has none at that index (every block since the merge), and
  * otherwise nothing chaingate can answer correctly: undefined hands the node's own refusal back.
  */
-async function uncleAt(
+export async function uncleAt(
   chain: Chain,
   by: "hash" | "number",
   id: unknown,
@@ -40,7 +40,7 @@ async function uncleAt(
 }
 
 /** A block's receipts, one eth_getTransactionReceipt each (nodes without eth_getBlockReceipts: Hardhat, Ganache). */
-async function blockReceipts(chain: Chain, block: unknown): Promise<unknown[] | null> {
+export async function blockReceipts(chain: Chain, block: unknown): Promise<unknown[] | null> {
   // A block specifier: a tag or number, a hash, or an EIP-1898 object naming either.
   const named =
     typeof block === "object" && block !== null
@@ -55,25 +55,8 @@ async function blockReceipts(chain: Chain, block: unknown): Promise<unknown[] | 
   return Promise.all((found.transactions ?? []).map((tx) => receiptOf(chain, String(tx), { batch: true })));
 }
 
-/**
- * Answers for spec methods a node does not serve (Hardhat has none of these; geth dropped
- * eth_protocolVersion), each from other calls; undefined where no correct answer can be made.
- */
-export const WHEN_UNSUPPORTED: Readonly<
-  Record<string, (chain: Chain, params: readonly unknown[]) => Promise<unknown | undefined>>
-> = {
-  eth_protocolVersion: async () => ETH_PROTOCOL_VERSION,
-  eth_getUncleCountByBlockHash: (chain, [hash]) => uncleCount(chain, "hash", hash),
-  eth_getUncleCountByBlockNumber: (chain, [tag]) => uncleCount(chain, "number", tag),
-  eth_getUncleByBlockHashAndIndex: (chain, [hash, index]) => uncleAt(chain, "hash", hash, index),
-  eth_getUncleByBlockNumberAndIndex: (chain, [tag, index]) => uncleAt(chain, "number", tag, index),
-  eth_getBlockReceipts: (chain, [block]) => blockReceipts(chain, block),
-  eth_getStorageValues: (chain, [requests, block]) => storageValues(chain, requests, block),
-  eth_baseFee: (chain) => nextBaseFee(chain),
-};
-
 /** eth_getStorageValues from one eth_getStorageAt per slot (batched), for nodes that lack it. */
-async function storageValues(chain: Chain, requests: unknown, block: unknown): Promise<unknown> {
+export async function storageValues(chain: Chain, requests: unknown, block: unknown): Promise<unknown> {
   const entries = Object.entries(requests as Record<string, string[]>);
   if (entries.reduce((n, [, slots]) => n + slots.length, 0) > 1024) return undefined;
   const answer: Record<string, unknown[]> = {};
@@ -90,7 +73,7 @@ async function storageValues(chain: Chain, requests: unknown, block: unknown): P
 }
 
 /** The next block's base fee, as eth_feeHistory reports it (its last entry), for nodes without eth_baseFee. */
-async function nextBaseFee(chain: Chain): Promise<unknown> {
+export async function nextBaseFee(chain: Chain): Promise<unknown> {
   const history = await nodeRead(chain, "eth_feeHistory", ["0x1", "latest", []]);
   const fees = history?.baseFeePerGas;
   return Array.isArray(fees) && fees.length > 0 ? fees[fees.length - 1] : undefined;

@@ -7,7 +7,7 @@ type Receipt = Record<string, unknown>;
  * schema has no such field (and no other field is a number), so strict clients reject it. The
  * value duplicates the block's timestamp, so dropping it loses nothing.
  */
-function standardReceipt(receipt: unknown): unknown {
+export function standardReceipt(receipt: unknown): unknown {
   if (typeof receipt !== "object" || receipt === null || Array.isArray(receipt)) return receipt;
   if (typeof (receipt as Receipt).blockTimestamp !== "number") return receipt;
   const { blockTimestamp: _dropped, ...rest } = receipt as Receipt;
@@ -15,29 +15,21 @@ function standardReceipt(receipt: unknown): unknown {
 }
 
 /** The spec's envelope carries the protocol version as a string; anvil answers a bare JSON number. */
-const quantityText = (result: unknown): unknown =>
+export const quantityText = (result: unknown): unknown =>
   typeof result === "number" && Number.isSafeInteger(result) && result >= 0
     ? `0x${result.toString(16)}`
     : result;
-
-export const RESULT_NORMALIZERS: Readonly<Record<string, (result: unknown) => unknown>> = {
-  eth_getTransactionReceipt: standardReceipt,
-  eth_protocolVersion: quantityText,
-  eth_getBlockReceipts: (result) => (Array.isArray(result) ? result.map(standardReceipt) : result),
-};
 
 /**
  * Params put in the one form every node takes, after validation: storage keys of
  * eth_getStorageValues as 32-byte words (the schema allows "0x0"; reth and anvil refuse an odd digit count).
  */
-export const PARAM_NORMALIZERS: Readonly<Record<string, (params: unknown[]) => unknown[]>> = {
-  eth_getStorageValues: ([requests, ...rest]) => [
-    Object.fromEntries(
-      Object.entries(requests as Record<string, string[]>).map(([address, slots]) => [
-        address,
-        slots.map((slot) => `0x${slot.slice(2).padStart(64, "0")}`),
-      ]),
-    ),
-    ...rest,
-  ],
-};
+export const storageKeysAsWords = ([requests, ...rest]: unknown[]): unknown[] => [
+  Object.fromEntries(
+    Object.entries(requests as Record<string, string[]>).map(([address, slots]) => [
+      address,
+      slots.map((slot) => `0x${slot.slice(2).padStart(64, "0")}`),
+    ]),
+  ),
+  ...rest,
+];

@@ -2,6 +2,7 @@ import { createServer } from "node:http";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { AnvilNode } from "../devnet/anvil-node.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
+import { upstreamTraitsOf } from "../rpc/method-table.js";
 import { DEV_ACCOUNT, signedDevTransfer } from "../test-support/evm-fixtures.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
@@ -29,7 +30,7 @@ const nonceOf = async (upstream: HttpUpstream) =>
   Number(await upstream.call({ method: "eth_getTransactionCount", params: [DEV_ACCOUNT, "pending"] }));
 
 it("batchable calls made in one turn share one request; each gets its own answer or error", async () => {
-  const upstream = new HttpUpstream(proxy.url, 10_000);
+  const upstream = new HttpUpstream(proxy.url, 10_000, upstreamTraitsOf);
   try {
     const nonce = await nonceOf(upstream);
     proxy.reset();
@@ -66,7 +67,7 @@ it("batchable calls made in one turn share one request; each gets its own answer
 });
 
 it(`more than ${MAX_BATCH} calls in one turn go as several batches`, async () => {
-  const upstream = new HttpUpstream(proxy.url, 10_000);
+  const upstream = new HttpUpstream(proxy.url, 10_000, upstreamTraitsOf);
   try {
     proxy.reset();
     // Distinct reads (identical ones would share one call, see below).
@@ -88,7 +89,7 @@ it(`more than ${MAX_BATCH} calls in one turn go as several batches`, async () =>
 });
 
 it("identical plain reads of one turn share one call of its batch; sends and other reads do not", async () => {
-  const upstream = new HttpUpstream(proxy.url, 10_000);
+  const upstream = new HttpUpstream(proxy.url, 10_000, upstreamTraitsOf);
   try {
     proxy.reset();
     const balance = () =>
@@ -113,7 +114,7 @@ it("identical plain reads of one turn share one call of its batch; sends and oth
 });
 
 it("a dropped batch: its reads are asked again, its sends are not repeated", async () => {
-  const upstream = new HttpUpstream(proxy.url, 10_000);
+  const upstream = new HttpUpstream(proxy.url, 10_000, upstreamTraitsOf);
   try {
     const nonce = await nonceOf(upstream);
     const raw = await signedDevTransfer(nonce);
@@ -168,6 +169,7 @@ it("a node that refuses batches is asked one call at a time from then on", async
   const upstream = new HttpUpstream(
     `http://127.0.0.1:${(refusing.address() as { port: number }).port}`,
     10_000,
+    upstreamTraitsOf,
   );
   try {
     const nonce = await nonceOf(upstream);

@@ -1,5 +1,6 @@
 import { pino } from "pino";
 import { expect, it } from "vitest";
+import { upstreamTraitsOf } from "../rpc/method-table.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT, signedDevTransfer } from "../test-support/evm-fixtures.js";
 import { ownNodes } from "../test-support/own-nodes.js";
@@ -10,7 +11,7 @@ const own = ownNodes("head-tracker");
 
 it("after a send, an older head learnt elsewhere does not make the head fresh again; the next poll does", async () => {
   const anvil = await own.anvil("node");
-  const pool = new UpstreamPool(1001, [anvil.url], 5_000);
+  const pool = new UpstreamPool(1001, [anvil.url], 5_000, upstreamTraitsOf);
   const tracker = new HeadTracker(pool, 60_000, pino({ level: "silent" }));
   await tracker.poll();
   const before = tracker.head!;

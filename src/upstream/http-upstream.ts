@@ -3,6 +3,7 @@ import { Pool } from "undici";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { classifyNodeError, revertDataOf } from "../errors/node-errors.js";
 import { NodeRpcError, standardRevert, upstreamUnavailable } from "../errors/rpc-errors.js";
+import type { TraitsOf } from "./call-traits.js";
 import { envelopeMembers, JsonText } from "./json-text.js";
 
 export interface UpstreamCall {
@@ -36,23 +37,6 @@ export const MAX_BATCH = 100;
  * answer in time is not asked the same thing twice by one call.
  */
 const DROPPED = new Set(["UND_ERR_SOCKET", "UND_ERR_CLOSED", "ECONNRESET", "EPIPE"]);
-/** Sends, which the node may have received before the drop: never repeated here. */
-const NOT_REPEATED = new Set(["eth_sendRawTransaction", "eth_sendTransaction", "eth_sendRawTransactionSync"]);
-
-/**
- * Reads whose answer is a plain value, the same for every caller in one turn: identical ones share
- * one call of the turn's batch (the signing pipeline asks the same sender's balance, the same
- * recipient's code, for every request that arrives together).
- */
-const SHARED_READS = new Set([
-  "eth_getCode",
-  "eth_getBalance",
-  "eth_getTransactionCount",
-  "eth_blockNumber",
-  "eth_chainId",
-  "eth_gasPrice",
-  "eth_maxPriorityFeePerGas",
-]);
 
 function isDropped(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
@@ -73,6 +57,8 @@ export class HttpUpstream {
   constructor(
     url: string,
     readonly timeoutMs: number,
+    /** Per method: whether it may be asked again after a drop, and shared within a turn. */
+    private readonly traits: TraitsOf,
   ) {
     const parsed = new URL(url);
     this.url = url;
@@ -111,7 +97,7 @@ export class HttpUpstream {
 
   /** Calls waiting for this turn's batch (see `call`). */
   private waiting: Waiting[] = [];
-  /** This turn's shared reads (SHARED_READS), by method and parameters. */
+  /** This turn's shared reads (the `shared` trait), by method and parameters. */
   private shared = new Map<string, Promise<unknown>>();
   /** Cleared when the node refused a batch: it is then asked one call at a time. */
   private batches = true;
@@ -123,7 +109,8 @@ export class HttpUpstream {
    */
   call(call: UpstreamCall): Promise<unknown> {
     if (!call.batch || !this.batches || call.asText) return this.single(call);
-    const key = SHARED_READS.has(call.method) ? `${call.method}${JSON.stringify(call.params)}` : undefined;
+    // The signing pipeline asks the same sender's balance, the same recipient's code, for every request of a turn.
+    const key = this.traits(call.method).shared ? `${call.method}${JSON.stringify(call.params)}` : undefined;
     const same = key === undefined ? undefined : this.shared.get(key);
     if (same) return same;
     const answer = new Promise((resolve, reject) => {
@@ -141,7 +128,7 @@ export class HttpUpstream {
     try {
       ({ status, text } = await this.post(body).catch((error: unknown) => {
         // A read whose kept-alive connection the node closed before answering: once more, on a fresh one.
-        if (!isDropped(error) || NOT_REPEATED.has(method)) throw error;
+        if (!isDropped(error) || this.traits(method).send) throw error;
         return this.post(body);
       }));
     } catch (error) {
@@ -200,7 +187,7 @@ export class HttpUpstream {
       // As for one call: reads on a dropped connection are asked once more (each alone); sends,
       // which the node may have taken, are not repeated here.
       for (const w of part) {
-        if (isDropped(error) && !NOT_REPEATED.has(w.call.method))
+        if (isDropped(error) && !this.traits(w.call.method).send)
           this.single(w.call).then(w.resolve, w.reject);
         else w.reject(this.transportFault(error));
       }

@@ -1,6 +1,7 @@
 /** Start-up of one configured chain: its upstreams' chain ids probed, waiting while none answers, mismatches quarantined. */
 import type { Logger } from "pino";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import type { TraitsOf } from "./call-traits.js";
 import type { Chain } from "./chain-registry.js";
 import { HeadTracker } from "./head-tracker.js";
 import { HttpUpstream } from "./http-upstream.js";
@@ -19,6 +20,8 @@ export interface ResolveOptions {
   timeoutMs: number;
   headPollMs: number;
   logger: Logger;
+  /** Per method: asked ahead when empty, never repeated, shared in a turn (the method table's traits). */
+  traits: TraitsOf;
   /** Between two probes while no upstream answers (doubling up to this). */
   maxBackoffMs?: number;
   /** Stops waiting (shutdown during start-up). */
@@ -49,7 +52,9 @@ function expectedId(entry: ChainEntry, answers: ReadonlyMap<string, number>): nu
  */
 export async function resolveChain(entry: ChainEntry, options: ResolveOptions): Promise<Chain> {
   const { logger } = options;
-  const probes = entry.urls.map((url) => new HttpUpstream(url, Math.min(options.timeoutMs, 5_000)));
+  const probes = entry.urls.map(
+    (url) => new HttpUpstream(url, Math.min(options.timeoutMs, 5_000), options.traits),
+  );
   const answers = new Map<string, number>();
   const what = entry.chainId === undefined ? "the home chain" : `chain ${entry.chainId}`;
   let expected: number | undefined;
@@ -90,7 +95,14 @@ export async function resolveChain(entry: ChainEntry, options: ResolveOptions): 
     await Promise.all(probes.map((p) => p.close()));
   }
   const chainId = expected;
-  const pool = new UpstreamPool(chainId, entry.urls, options.timeoutMs, answers, entry.namespaces);
+  const pool = new UpstreamPool(
+    chainId,
+    entry.urls,
+    options.timeoutMs,
+    options.traits,
+    answers,
+    entry.namespaces,
+  );
   const log = logger.child({ chainId });
   pool.listen(({ label, status, reportedChainId }) => {
     if (status === "quarantined")

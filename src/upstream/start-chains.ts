@@ -2,6 +2,7 @@
 import type { Config } from "../config/config.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Lifecycle } from "../lifecycle/shutdown.js";
+import type { TraitsOf } from "./call-traits.js";
 import { type Chain, ChainRegistry } from "./chain-registry.js";
 import { ReadinessMonitor } from "./readiness.js";
 import { type ChainEntry, resolveChain } from "./resolve-chain.js";
@@ -39,11 +40,13 @@ export async function startChains(
   entries: readonly ChainStartEntry[],
   config: Config,
   deps: Lifecycle,
+  /** The method table's traits the pools and node connections go by. */
+  traits: TraitsOf,
 ): Promise<StartedChains> {
   const { logger, shutdown } = deps;
   const list = await Promise.all(
     entries.map((e) =>
-      resolveChain(e, { timeoutMs: config.upstreamTimeoutMs, headPollMs: config.headPollMs, logger }),
+      resolveChain(e, { timeoutMs: config.upstreamTimeoutMs, headPollMs: config.headPollMs, logger, traits }),
     ),
   );
   shutdown.add("upstream pools", async () => {

@@ -2,6 +2,7 @@
 import { type Hex, keccak256 } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { upstreamUnavailable } from "../errors/rpc-errors.js";
+import type { TraitsOf } from "./call-traits.js";
 import { HttpUpstream, type UpstreamCall } from "./http-upstream.js";
 import { JsonText } from "./json-text.js";
 import { checkedResult } from "./node-reads.js";
@@ -56,20 +57,6 @@ export interface UpstreamStats {
 const COOLDOWN_MS = 2_000;
 /** An upstream this many blocks behind the best one is used only when no in-sync one answers. */
 export const MAX_LAG_BLOCKS = 2;
-/** Answers that are null (or empty) when the node has not seen the block yet: asked again elsewhere. */
-const NULL_WHEN_BEHIND = new Set([
-  "eth_getBlockByNumber",
-  "eth_getBlockByHash",
-  "eth_getTransactionByHash",
-  "eth_getTransactionReceipt",
-  "eth_getBlockTransactionCountByHash",
-  "eth_getBlockTransactionCountByNumber",
-  "eth_getTransactionByBlockHashAndIndex",
-  "eth_getTransactionByBlockNumberAndIndex",
-  "eth_getUncleCountByBlockHash",
-  "eth_getLogs",
-]);
-
 function isEmpty(result: unknown): boolean {
   if (result instanceof JsonText) return result.items === 0 && /^\s*(null|\[\s*\])\s*$/.test(result.text);
   return result === null || (Array.isArray(result) && result.length === 0);
@@ -95,13 +82,15 @@ export class UpstreamPool {
     readonly chainId: number,
     urls: readonly string[],
     timeoutMs: number,
+    /** Per method: asked ahead when empty, never repeated, shared in a turn (the method table's traits). */
+    private readonly traits: TraitsOf,
     verified?: ReadonlyMap<string, number>,
     namespaces?: ReadonlyMap<string, ReadonlySet<string>>,
   ) {
     if (urls.length === 0) throw new Error(`chain ${chainId} has no upstreams`);
     const labels = new Map<string, number>();
     this.members = urls.map((url) => {
-      const upstream = new HttpUpstream(url, timeoutMs);
+      const upstream = new HttpUpstream(url, timeoutMs, traits);
       // Two URLs on one host (different paths, i.e. different project keys) get distinct labels.
       const seen = (labels.get(upstream.label) ?? 0) + 1;
       labels.set(upstream.label, seen);
@@ -273,40 +262,42 @@ export class UpstreamPool {
     ];
   }
 
-  async call(call: UpstreamCall): Promise<unknown> {
-    const { member, result } = await this.failover(call, this.serving(call.method, this.order(Date.now())));
-    if (member !== undefined && isEmpty(result) && NULL_WHEN_BEHIND.has(call.method))
-      return this.askAhead(member, call, result);
-    return result;
-  }
-
   /**
-   * The one failover loop: `members` are asked in turn until one answers. A node's own answer (a
+   * The one failover loop: the members are asked in turn until one answers. A node's own answer (a
    * revert, bad params) is deterministic and ends the loop, as another node would say the same; a
    * fault cools the member and the next is asked. A send without an answer has an unknown outcome,
    * not a faulty node: the node is asked whether it has the transaction, and only a node that
-   * cannot say is cooled. `member` is absent when a send's hash was answered that way.
+   * cannot say is cooled. For a method whose empty answer may only mean the node is behind (the
+   * `behind` trait), the loop goes on through the members ahead of the one that answered, and the
+   * first that knows answers; what they say otherwise changes nothing, the first answer stands.
    */
-  private async failover(
-    call: UpstreamCall,
-    members: readonly Member[],
-  ): Promise<{ member: Member | undefined; result: unknown }> {
+  async call(call: UpstreamCall): Promise<unknown> {
+    const members = this.serving(call.method, this.order(Date.now()));
+    const askAhead = this.traits(call.method).behind;
     let lastFault: unknown;
+    let first: { member: Member; result: unknown } | undefined;
     for (const member of members) {
+      if (first !== undefined && !this.ahead(member, first.member)) continue;
       try {
         const result = await member.upstream.call(call);
         member.answered++;
+        if (first !== undefined) {
+          if (!isEmpty(result)) return result;
+          continue;
+        }
         member.consecutiveFaults = 0;
         member.coolUntil = 0;
-        return { member, result };
+        if (!askAhead || !isEmpty(result) || member.head === undefined) return result;
+        first = { member, result };
       } catch (error) {
+        if (first !== undefined) continue;
         if (!(error instanceof ChaingateError) || !error.failover) {
           member.answered++;
           throw error;
         }
         if (call.method === "eth_sendRawTransaction") {
           const outcome = await this.sendOutcome(member, call);
-          if (outcome.known) return { member: undefined, result: outcome.hash };
+          if (outcome.known) return outcome.hash;
           if (outcome.alive) {
             member.answered++;
             lastFault = error;
@@ -317,6 +308,7 @@ export class UpstreamPool {
         lastFault = error;
       }
     }
+    if (first !== undefined) return first.result;
     throw lastFault instanceof ChaingateError
       ? lastFault
       : upstreamUnavailable(
@@ -341,30 +333,15 @@ export class UpstreamPool {
     }
   }
 
-  /**
-   * "Not found" from a node that is behind may only mean it has not seen the block yet: ask the
-   * upstreams that are ahead of it, and answer the first that knows; otherwise the first answer.
-   */
-  private async askAhead(first: Member, call: UpstreamCall, firstResult: unknown): Promise<unknown> {
-    if (first.head === undefined) return firstResult;
-    const ahead = this.members.filter(
-      (m) =>
-        m !== first &&
-        this.usable(m) &&
-        m.head !== undefined &&
-        m.head > first.head! &&
-        m.coolUntil <= Date.now(),
+  /** Whether `member` has seen blocks `first` has not (and is not cooling): worth asking after an empty answer. */
+  private ahead(member: Member, first: Member): boolean {
+    return (
+      member !== first &&
+      member.head !== undefined &&
+      first.head !== undefined &&
+      member.head > first.head &&
+      member.coolUntil <= Date.now()
     );
-    for (const member of ahead) {
-      try {
-        const result = await member.upstream.call(call);
-        member.answered++;
-        if (!isEmpty(result)) return result;
-      } catch {
-        // A fault or an answer from the one asked second changes nothing: the first answer stands.
-      }
-    }
-    return firstResult;
   }
 
   /**
