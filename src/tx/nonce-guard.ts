@@ -3,9 +3,14 @@
  * nonce), whichever instance signs, except the tracker's own replacements and cancels.
  */
 import type { Transaction } from "kysely";
+import type { Logger } from "pino";
 import { getAddress, type Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import type { Store } from "../store/database.js";
 import type { Database } from "../store/schema.js";
+import type { Chain } from "../upstream/chain-registry.js";
+import { sendRawTransaction } from "../upstream/node-reads.js";
+import type { NonceLedger } from "./nonce-ledger.js";
 
 /** Signed, unsent payloads an address may have at or past its next nonce. */
 export const MAX_HANDED_OUT = 64;
@@ -22,6 +27,16 @@ export function nonceAlreadySigned(nonce: number, txHash: string): ChaingateErro
       "chaingate signs one payload per nonce: send without a nonce, or replace it through chaingate's tracker",
     { code: "NONCE_ALREADY_SIGNED", data: { nonce, tx_hash: txHash } },
   );
+}
+
+/** Thrown inside the recording transaction (so it rolls back) when the allocated nonce was handed out. */
+export class NonceHandedOut extends Error {
+  constructor(
+    readonly nonce: number,
+    readonly raw: Hex,
+  ) {
+    super(`nonce ${nonce} was handed out by eth_signTransaction`);
+  }
 }
 
 /** Called inside the transaction that holds the address's nonce-ledger row, so instances take turns. */
@@ -111,4 +126,24 @@ export class NonceGuard {
       .onConflict((oc) => oc.columns(["chain_id", "address", "nonce"]).doNothing())
       .execute();
   }
+}
+
+/**
+ * The ledger's next nonce carries bytes eth_signTransaction handed out: they are that nonce's one
+ * payload, so they are broadcast (whoever holds them may not have sent them yet, and the nonces
+ * after it would wait behind a gap) and the ledger moves past it.
+ */
+export async function passHandedOut(
+  chain: Chain,
+  address: string,
+  handed: NonceHandedOut,
+  deps: { ledger: NonceLedger; store: Store; logger: Logger },
+): Promise<void> {
+  await sendRawTransaction(chain, handed.raw).catch((error: unknown) =>
+    deps.logger.info(
+      { err: error, nonce: handed.nonce },
+      "handed-out transaction not taken on resend (already sent, or refused); moving past its nonce",
+    ),
+  );
+  await deps.ledger.raiseTo(deps.store.db, chain.chainId, address, handed.nonce + 1);
 }

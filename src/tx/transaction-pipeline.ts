@@ -2,7 +2,7 @@
 import type { Transaction } from "kysely";
 import type { Logger } from "pino";
 import { type Hex, keccak256 } from "viem";
-import { invalidParams, NodeRpcError } from "../errors/rpc-errors.js";
+import { NodeRpcError } from "../errors/rpc-errors.js";
 import {
   type Admission,
   DailyLimitDenied,
@@ -13,11 +13,16 @@ import type { Store } from "../store/database.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { sendRawTransaction } from "../upstream/node-reads.js";
-import { toRpcAuthorization } from "./authorizations.js";
-import { estimateGas } from "./estimate-gas.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
-import { MAX_HANDED_OUT, NonceGuard, nonceAlreadySigned } from "./nonce-guard.js";
+import {
+  MAX_HANDED_OUT,
+  NonceGuard,
+  NonceHandedOut,
+  nonceAlreadySigned,
+  passHandedOut,
+} from "./nonce-guard.js";
 import type { NonceLedger } from "./nonce-ledger.js";
+import { prepareSigning, signingRequest } from "./prepare-signing.js";
 import { fateOf } from "./send-fate.js";
 import { authorizationsAt, queuedRow, type SignedOperation, signOperation } from "./signed-operation.js";
 import type { SignerRegistry } from "./signer-registry.js";
@@ -49,16 +54,6 @@ export interface PipelineOptions {
 /** A nonce taken by someone else is retried with a fresh one, a bounded number of times. */
 const NONCE_RETRIES = 3;
 
-/** Thrown inside the recording transaction (so it rolls back) when the allocated nonce was handed out. */
-class NonceHandedOut extends Error {
-  constructor(
-    readonly nonce: number,
-    readonly raw: Hex,
-  ) {
-    super(`nonce ${nonce} was handed out by eth_signTransaction`);
-  }
-}
-
 /** Group-commit lock key: the row a job locks first (see GroupCommit). */
 const ledgerKey = (chainId: number, address: string) => `ledger:${chainId}:${address.toLowerCase()}`;
 
@@ -75,8 +70,8 @@ export class TransactionPipeline {
   async submit(op: SignedOperation): Promise<Submitted> {
     const from = op.account.address;
     this.options.signers.remember(from, op.account);
-    const { gas, fees } = await this.prepare(op);
-    const admission = await this.options.guard.admit(this.signingRequest(op, gas, fees));
+    const { gas, fees } = await prepareSigning(op, this.options);
+    const admission = await this.options.guard.admit(signingRequest(op, gas, fees));
 
     for (let attempt = 0, skipped = 0; ; attempt++) {
       let row: TransactionsTable;
@@ -84,7 +79,7 @@ export class TransactionPipeline {
         row = await this.record(op, gas, fees, admission);
       } catch (error) {
         if (!(error instanceof NonceHandedOut) || skipped++ >= MAX_HANDED_OUT) throw error;
-        await this.passHandedOut(op, error);
+        await passHandedOut(op.chain, op.account.address, error, this.options);
         attempt--;
         continue;
       }
@@ -115,34 +110,14 @@ export class TransactionPipeline {
   }
 
   /**
-   * The ledger's next nonce carries bytes eth_signTransaction handed out: they are that nonce's one
-   * payload, so they are broadcast (whoever holds them may not have sent them yet, and the nonces
-   * after it would wait behind a gap) and the ledger moves past it.
-   */
-  private async passHandedOut(op: SignedOperation, handed: NonceHandedOut): Promise<void> {
-    await sendRawTransaction(op.chain, handed.raw).catch((error: unknown) =>
-      this.options.logger.info(
-        { err: error, nonce: handed.nonce },
-        "handed-out transaction not taken on resend (already sent, or refused); moving past its nonce",
-      ),
-    );
-    await this.options.ledger.raiseTo(
-      this.options.store.db,
-      op.chain.chainId,
-      op.account.address,
-      handed.nonce + 1,
-    );
-  }
-
-  /**
    * Signs without sending or recording (eth_signTransaction). The nonce is the caller's, or the
    * ledger's next one not yet handed out: nothing is reserved in the ledger, so no gap can be left.
    * The bytes are kept as that nonce's one payload (see NonceGuard): a different payload at it is
    * refused, and a later send that reaches it broadcasts them and takes the next.
    */
   async signOnly(op: SignedOperation): Promise<{ raw: Hex; nonce: number }> {
-    const { gas, fees } = await this.prepare(op);
-    const admission = await this.options.guard.admit(this.signingRequest(op, gas, fees));
+    const { gas, fees } = await prepareSigning(op, this.options);
+    const admission = await this.options.guard.admit(signingRequest(op, gas, fees));
     const { chainId } = op.chain;
     const from = op.account.address;
     // Bytes handed back can be broadcast by anyone: they count against the rolling limits as if sent.
@@ -166,23 +141,6 @@ export class TransactionPipeline {
     });
   }
 
-  /** What the policy guard judges: who signs what, with which gas and fees. */
-  private signingRequest(op: SignedOperation, gas: bigint, fees: Fees, operation?: string) {
-    const via = op.metadata?.via;
-    return {
-      apiKeyId: op.owner ?? null,
-      walletId: op.walletId,
-      address: op.account.address,
-      chainId: op.chain.chainId,
-      operation: operation ?? (typeof via === "string" ? via : op.kind),
-      to: op.to,
-      value: op.value,
-      data: op.data,
-      gas,
-      feePerGas: fees.type === "eip1559" ? fees.maxFeePerGas : fees.gasPrice,
-    };
-  }
-
   /**
    * Runs `work` in a database transaction (shared with the other requests of this turn, see
    * GroupCommit) that starts by locking the address's nonce row; a rolling limit it fails is audited
@@ -202,47 +160,6 @@ export class TransactionPipeline {
   /** Records that `row` was broadcast (a burst's rows share one statement: see TransactionStates.move). */
   private markSent(row: TransactionsTable): Promise<void> {
     return this.states.move(row, { set: { state: "sent", broadcasts: 1 }, stamp: ["sent_at"] });
-  }
-
-  /** Gas, fees and a synced ledger: what every signature needs before a nonce is taken. */
-  private async prepare(op: SignedOperation): Promise<{ gas: bigint; fees: Fees }> {
-    try {
-      await this.options.ledger.ensureSynced(op.chain, op.account.address);
-    } catch (error) {
-      throw asFault(error, "reading the account nonce");
-    }
-    // The call is estimated with the delegations it sets (the sender's own at the nonce it will likely get).
-    const provisional =
-      op.authorizations === undefined
-        ? undefined
-        : (
-            await authorizationsAt(op, await this.options.ledger.peek(op.chain.chainId, op.account.address))
-          ).map((e) => toRpcAuthorization(e.authorization));
-    const gas =
-      op.gas ??
-      (await estimateGas(
-        op.chain,
-        {
-          from: op.account.address,
-          to: op.to,
-          data: op.data,
-          value: op.value,
-          accessList: op.accessList,
-          authorizationList: provisional,
-        },
-        this.options.gasMarginPercent,
-      ));
-    let fees: Fees;
-    try {
-      fees = op.fees ?? (await this.options.fees.get(op.chain));
-    } catch (error) {
-      throw asFault(error, "reading fees");
-    }
-    if (op.authorizations !== undefined && fees.type !== "eip1559")
-      throw invalidParams(
-        "a set-code transaction (type 4) needs EIP-1559 fees: give maxFeePerGas, not gasPrice",
-      );
-    return { gas, fees };
   }
 
   /** The address's next nonce as chaingate counts it (its queued transactions included); nothing is taken. */
@@ -294,7 +211,7 @@ export class TransactionPipeline {
     replaces: string,
   ): Promise<TransactionsTable> {
     // A fee bump is judged like any signature (a fee cap may refuse it); it spends nothing new.
-    const admission = await this.options.guard.admit(this.signingRequest(op, gas, fees, "replacement"));
+    const admission = await this.options.guard.admit(signingRequest(op, gas, fees, "replacement"));
     return this.options.store.db.transaction().execute(async (trx) => {
       const row = await this.signAndInsert(trx, op, gas, fees, nonce, replaces);
       await this.options.guard.allowed(trx, admission, row.id, row.tx_hash);
