@@ -14,7 +14,7 @@ import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
 import type { SignedOperation, TransactionPipeline } from "../tx/transaction-pipeline.js";
 import { nodeUnavailable } from "../tx/tx-errors.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
-import { nodeRead } from "../upstream/node-reads.js";
+import { checkedResult, nodeRead } from "../upstream/node-reads.js";
 import type { CustodyAccounts } from "./custody-accounts.js";
 import {
   type FeeChoice,
@@ -142,10 +142,13 @@ export class SignerMethods {
         const tx = params[0] as TransactionObject;
         const timeoutMs = syncTimeoutMs(params[1], this.options.syncSend);
         // The node's own accounts (devnet switch) send with the node's eth_sendTransaction, then wait alike.
-        const hash = (await this.forNodeOr(chain, "eth_sendTransaction", [tx], owner, tx.from, () =>
-          // One Idempotency-Key space with eth_sendTransaction: a retry of either replays the one send.
-          this.send(chain, tx, context),
-        )) as `0x${string}`;
+        const hash = checkedResult(
+          "eth_sendTransaction",
+          await this.forNodeOr(chain, "eth_sendTransaction", [tx], owner, tx.from, () =>
+            // One Idempotency-Key space with eth_sendTransaction: a retry of either replays the one send.
+            this.send(chain, tx, context),
+          ),
+        );
         return awaitReceipt(chain, hash, timeoutMs);
       }
       case "wallet_getCapabilities":

@@ -1,7 +1,8 @@
 /** The standard transaction object of eth_sendTransaction / eth_signTransaction, read into the pipeline's terms. */
-import { type AccessList, getAddress, type Hex } from "viem";
+import { getAddress, type Hex } from "viem";
 import { invalidParams } from "../errors/rpc-errors.js";
 import type { AuthorizationItem } from "../tx/authorizations.js";
+import type { CallFields } from "../tx/call-fields.js";
 import type { Fees } from "../tx/fee-oracle.js";
 
 /** As the method table's schema admits it (hex quantities, 0x data). */
@@ -24,14 +25,7 @@ export interface TransactionObject {
   authorizationList?: unknown[];
 }
 
-export interface TransactionRequest {
-  from: Hex;
-  to: Hex | null;
-  data: Hex;
-  value: bigint;
-  gas?: bigint;
-  nonce?: number;
-  accessList?: AccessList;
+export interface TransactionRequest extends CallFields {
   /** What the caller fixed about fees; the rest comes from the fee oracle. */
   fees: FeeChoice;
   /** EIP-7702 authorizations: signed ones as given, and requests custody signs. */

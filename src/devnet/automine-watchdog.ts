@@ -2,6 +2,7 @@
 import type { Logger } from "pino";
 import { type Hex, keccak256, serializeTransaction, type TransactionSerializable } from "viem";
 import { BackgroundLoop } from "../lifecycle/background-loop.js";
+import { fieldOf } from "../upstream/node-reads.js";
 
 export interface AutomineWatchdogOptions {
   url: string;
@@ -16,9 +17,10 @@ async function call(url: string, method: string, params: unknown[] = []): Promis
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
     signal: AbortSignal.timeout(10_000),
   });
-  const body = (await response.json()) as { result?: unknown; error?: { message: string } };
-  if (body.error) throw new Error(body.error.message);
-  return body.result;
+  const body: unknown = await response.json();
+  const error = fieldOf(body, "error");
+  if (error !== undefined) throw new Error(String(fieldOf(error, "message") ?? "the node refused the call"));
+  return fieldOf(body, "result");
 }
 
 interface PoolTransaction {
@@ -41,6 +43,17 @@ interface PoolTransaction {
 }
 
 type Pool = Record<string, Record<string, PoolTransaction>>;
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A map of txpool_content (sender, nonce, transaction); each transaction is proven by rawOf hashing back to it. */
+const isPool = (v: unknown): v is Pool =>
+  isObject(v) &&
+  Object.values(v).every(
+    (byNonce) =>
+      isObject(byNonce) && Object.values(byNonce).every((tx) => isObject(tx) && typeof tx.hash === "string"),
+  );
 
 /** The transaction's own signed bytes, rebuilt from the node's fields; undefined unless they hash back to it. */
 function rawOf(tx: PoolTransaction): Hex | undefined {
@@ -117,15 +130,22 @@ export function startAutomineWatchdog(options: AutomineWatchdogOptions): () => v
         seen = undefined;
         return;
       }
-      const status = (await call(url, "txpool_status")) as { pending?: string; queued?: string };
-      const ready = Number(status.pending ?? "0x0");
-      if (ready === 0 && Number(status.queued ?? "0x0") === 0) {
+      const status = await call(url, "txpool_status");
+      const ready = Number(fieldOf(status, "pending") ?? "0x0");
+      if (ready === 0 && Number(fieldOf(status, "queued") ?? "0x0") === 0) {
         seen = undefined;
         return;
       }
       const head = String(await call(url, "eth_blockNumber"));
-      const pool = (await call(url, "txpool_content")) as { pending: Pool; queued: Pool };
-      const stalled = await stalledSenders(pool.queued ?? {});
+      const content = await call(url, "txpool_content");
+      const pending = fieldOf(content, "pending") ?? {};
+      const queued = fieldOf(content, "queued") ?? {};
+      if (!isPool(pending) || !isPool(queued)) {
+        seen = undefined;
+        return;
+      }
+      const pool = { pending, queued };
+      const stalled = await stalledSenders(queued);
       if (ready === 0 && stalled.length === 0) {
         seen = undefined;
         return;

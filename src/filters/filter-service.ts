@@ -8,7 +8,7 @@ import type { JsonText } from "../upstream/json-text.js";
 import { headOf as askHead, blockHashAt, type NodeBlock, nodeRead } from "../upstream/node-reads.js";
 import { canonicalBase } from "./canonical-base.js";
 import { type LogCriteria, numericBlock, toHex } from "./filter-criteria.js";
-import { type LogQuery, limitExceeded } from "./log-query.js";
+import { type Log, type LogQuery, limitExceeded } from "./log-query.js";
 import type { PendingPool } from "./pending-pool.js";
 import { randomQuantityId } from "./random-id.js";
 
@@ -228,7 +228,7 @@ export class FilterService {
     const fetched = await this.logQuery.upTo(chain, criteria!, from, wantedTo, tenant);
     const to = fetched.last;
     if (to < from) return nothingNew();
-    const logs = fetched.logs as unknown as Log[];
+    const { logs } = fetched;
     const toHash = fetched.lastHash ?? (await blockHashAt(chain, to));
     // Remember each block that had logs (to take them back after a reorg) and the new cursor block.
     const byBlock = new Map<number, RecentBlock>();
@@ -307,12 +307,6 @@ export class FilterService {
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
-}
-
-interface Log {
-  blockNumber: string;
-  blockHash: string;
-  removed?: boolean;
 }
 
 interface RecentBlock {

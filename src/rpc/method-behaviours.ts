@@ -3,6 +3,7 @@ import { criteriaProblem, type LogCriteria } from "../filters/filter-criteria.js
 import type { FilterService } from "../filters/filter-service.js";
 import type { LogQuery } from "../filters/log-query.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { fieldOf } from "../upstream/node-reads.js";
 import { blockNumberNotBehind, latestBlockNotBehind } from "./monotonic-head.js";
 import {
   blockReceipts,
@@ -50,9 +51,6 @@ function observe(chain: Chain, number: unknown): void {
     chain.head?.observe(Number.parseInt(number.slice(2), 16));
 }
 
-const field = (result: unknown, name: string): unknown =>
-  typeof result === "object" && result !== null ? (result as Record<string, unknown>)[name] : undefined;
-
 export const BEHAVIOURS: Readonly<Record<string, MethodBehaviour>> = {
   eth_blockNumber: {
     // The head never goes back: a lagging node's answer is raised to the highest head known.
@@ -63,7 +61,7 @@ export const BEHAVIOURS: Readonly<Record<string, MethodBehaviour>> = {
   },
   eth_getBlockByNumber: {
     result: (chain, params, result) => {
-      observe(chain, field(result, "number"));
+      observe(chain, fieldOf(result, "number"));
       if (params[0] === "pending") return completePendingBlock(chain, result);
       if (params[0] === "latest") return latestBlockNotBehind(chain, params, result);
       return result;
@@ -71,7 +69,7 @@ export const BEHAVIOURS: Readonly<Record<string, MethodBehaviour>> = {
   },
   eth_getTransactionReceipt: {
     result: (chain, _params, result) => {
-      observe(chain, field(result, "blockNumber"));
+      observe(chain, fieldOf(result, "blockNumber"));
       return standardReceipt(result);
     },
   },

@@ -1,6 +1,6 @@
 /** The head never goes back: what chaingate answers for the latest block is never below the highest head it (or an instance beside it) has seen. */
 import type { Chain } from "../upstream/chain-registry.js";
-import { nodeRead } from "../upstream/node-reads.js";
+import { fieldOf, nodeRead } from "../upstream/node-reads.js";
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -24,7 +24,7 @@ export async function latestBlockNotBehind(
   result: unknown,
 ): Promise<unknown> {
   const highest = chain.head?.highest;
-  const number = (result as { number?: unknown } | null)?.number;
+  const number = fieldOf(result, "number");
   if (highest === undefined || typeof number !== "string" || Number.parseInt(number.slice(2), 16) >= highest)
     return result;
   const newer = await nodeRead(chain, "eth_getBlockByNumber", [hex(highest), params[1] === true]);

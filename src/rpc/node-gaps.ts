@@ -1,6 +1,6 @@
 /** What chaingate answers where a node lacks a standard method or leaves a standard field empty, derived from calls it does serve. */
 import type { Chain } from "../upstream/chain-registry.js";
-import { type BlockId, type NodeBlock, nodeRead, receiptOf } from "../upstream/node-reads.js";
+import { type BlockId, fieldOf, type NodeBlock, nodeRead, receiptOf } from "../upstream/node-reads.js";
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -84,10 +84,9 @@ export async function nextBaseFee(chain: Chain): Promise<unknown> {
  * every client library require one), which is its parent's number plus one.
  */
 export async function completePendingBlock(chain: Chain, block: unknown): Promise<unknown> {
-  const pending = block as Partial<NodeBlock> | null;
-  if (pending === null || typeof pending !== "object" || pending.number != null || !pending.parentHash)
-    return block;
-  const parent = await blockBy(chain, "hash", pending.parentHash);
+  const parentHash = fieldOf(block, "parentHash");
+  if (fieldOf(block, "number") != null || typeof parentHash !== "string" || parentHash === "") return block;
+  const parent = await blockBy(chain, "hash", parentHash);
   if (parent?.number == null) return block;
-  return { ...pending, number: hex(Number(BigInt(parent.number)) + 1) };
+  return Object.assign({}, block, { number: hex(Number(BigInt(parent.number)) + 1) });
 }

@@ -1,6 +1,7 @@
 /** Fixes known node deviations from the execution-apis standard, so clients always see standard results. */
 
-type Receipt = Record<string, unknown>;
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * anvil adds a top-level `blockTimestamp` to receipts as a JSON number; the standard's receipt
@@ -8,9 +9,8 @@ type Receipt = Record<string, unknown>;
  * value duplicates the block's timestamp, so dropping it loses nothing.
  */
 export function standardReceipt(receipt: unknown): unknown {
-  if (typeof receipt !== "object" || receipt === null || Array.isArray(receipt)) return receipt;
-  if (typeof (receipt as Receipt).blockTimestamp !== "number") return receipt;
-  const { blockTimestamp: _dropped, ...rest } = receipt as Receipt;
+  if (!isRecord(receipt) || typeof receipt.blockTimestamp !== "number") return receipt;
+  const { blockTimestamp: _dropped, ...rest } = receipt;
   return rest;
 }
 

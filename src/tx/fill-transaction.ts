@@ -1,29 +1,17 @@
 /** eth_fillTransaction for a custody address: the ledger's next nonce, the oracle's fees, the margin's gas and the policy's dry run. */
-import {
-  type AccessList,
-  type Hex,
-  keccak256,
-  serializeTransaction,
-  type TransactionSerializable,
-} from "viem";
+import { type Hex, keccak256, serializeTransaction, type TransactionSerializable } from "viem";
 import type { Denial } from "../policies/evaluate-policy.js";
 import type { PolicyGuard } from "../policies/policy-guard.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import type { CallFields } from "./call-fields.js";
 import { estimateGas } from "./estimate-gas.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
 import type { NonceLedger } from "./nonce-ledger.js";
 import { asFault } from "./tx-errors.js";
 
 /** What the caller fixed; the rest is filled. */
-export interface FillRequest {
+export interface FillRequest extends CallFields {
   chain: Chain;
-  from: Hex;
-  to: Hex | null;
-  data: Hex;
-  value: bigint;
-  gas?: bigint;
-  nonce?: number;
-  accessList?: AccessList;
   /** The caller's fee choice settled against the oracle (see settleFees), or the oracle's own. */
   fees?: Fees;
   /** Who would sign: the policies that apply are the wallet's and the key's. */

@@ -69,6 +69,8 @@ export interface NodeMethods {
   eth_estimateGas: { params: [call: Record<string, unknown>, block: string]; result: Hex };
   eth_call: { params: [call: Record<string, unknown>, block: string]; result: Hex };
   eth_sendRawTransaction: { params: [raw: Hex]; result: Hex };
+  /** A node account's send (the devnet switch that lists the node's own accounts). */
+  eth_sendTransaction: { params: [tx: Record<string, unknown>]; result: Hex };
   eth_getTransactionByHash: { params: [hash: string]; result: Record<string, unknown> | null };
   eth_getTransactionReceipt: { params: [hash: string]; result: NodeReceipt | null };
   eth_getBlockByNumber: { params: [block: BlockId, hydrated: boolean]; result: NodeBlock | null };
@@ -93,6 +95,11 @@ const orNull =
   <T>(guard: (v: unknown) => v is T) =>
   (v: unknown): v is T | null =>
     v === null || guard(v);
+
+/** A field of an answer passed on to a client (left as the node gave it), or undefined when it is not an object. */
+export function fieldOf(value: unknown, name: string): unknown {
+  return isObject(value) && !Array.isArray(value) ? value[name] : undefined;
+}
 
 export const isReceipt = (v: unknown): v is NodeReceipt =>
   isObject(v) &&
@@ -128,6 +135,7 @@ const GUARDS: { readonly [M in NodeMethod]: (v: unknown) => v is NodeMethods[M][
   eth_estimateGas: isQuantity,
   eth_call: isData,
   eth_sendRawTransaction: (v): v is Hex => typeof v === "string" && HASH.test(v),
+  eth_sendTransaction: (v): v is Hex => typeof v === "string" && HASH.test(v),
   eth_getTransactionByHash: orNull(isObject),
   eth_getTransactionReceipt: orNull(isReceipt),
   eth_getBlockByNumber: orNull(isBlock),

@@ -1,6 +1,7 @@
 /** New heads pushed by a node over its WebSocket (eth_subscribe newHeads), with reconnects; polling stays as the fallback. */
 import type { Logger } from "pino";
 import WebSocket from "ws";
+import { fieldOf } from "./node-reads.js";
 
 export interface WsHeadWatcherOptions {
   url: string;
@@ -41,11 +42,11 @@ export class WsHeadWatcher {
     });
     socket.on("message", (data) => {
       try {
-        const message = JSON.parse(data.toString()) as {
-          method?: string;
-          params?: { result?: { number?: string } };
-        };
-        const number = message.method === "eth_subscription" ? message.params?.result?.number : undefined;
+        const message: unknown = JSON.parse(data.toString());
+        const number =
+          fieldOf(message, "method") === "eth_subscription"
+            ? fieldOf(fieldOf(fieldOf(message, "params"), "result"), "number")
+            : undefined;
         if (typeof number === "string") this.options.onHead(Number.parseInt(number.slice(2), 16));
       } catch {
         // A message we cannot read changes nothing; polling still runs.
