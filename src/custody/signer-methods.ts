@@ -279,10 +279,13 @@ export class SignerMethods {
   /** The transaction as chaingate would sign it now; nothing is signed, reserved or audited. */
   private async fill(chain: Chain, tx: TransactionObject, owner: string | null, walletId: string) {
     const request = readTransaction(tx, chain.chainId);
-    if (request.authorizations !== undefined)
+    // Filling signs nothing: an authorization must come signed (eth_signAuthorization answers one).
+    const authorizationList = request.authorizations?.map((item) => {
+      if (item.kind === "signed") return item.authorization;
       throw invalidParams(
-        "eth_fillTransaction does not fill authorization lists; send the type-4 transaction itself",
+        "eth_fillTransaction signs nothing: pass each authorization signed (eth_signAuthorization answers one), or send the type-4 transaction itself",
       );
+    });
     // Left to the pipeline (the oracle's) unless the caller fixed something, a legacy type included.
     const fees = isOracleChoice(request.fees) ? undefined : await this.settledFees(chain, request.fees);
     return this.options.filler.fill({
@@ -297,6 +300,7 @@ export class SignerMethods {
       ...(request.gas === undefined ? {} : { gas: request.gas }),
       ...(request.nonce === undefined ? {} : { nonce: request.nonce }),
       ...(request.accessList === undefined ? {} : { accessList: request.accessList }),
+      ...(authorizationList === undefined ? {} : { authorizationList }),
     });
   }
 

@@ -109,6 +109,44 @@ describe("eth_fillTransaction knows the nonces chaingate has queued", () => {
     expect(await audit()).toBe(before);
   });
 
+  it("a signed authorization is filled into a type-4 transaction; one custody would have to sign is refused", async () => {
+    const made = await rt.post(
+      "/wallet",
+      { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 },
+      auth(),
+    );
+    const [wallet] = made.json as { id: string; address: Hex }[];
+    const address = wallet!.address;
+    await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [address, toHex(10n ** 19n)]);
+    expect((await rpc("personal_unlockAccount", [address, PASSWORD, 600])).result).toBe(true);
+    const signed = await rpc("eth_signAuthorization", [address, { address: DEV_ACCOUNT_2, nonce: "0x1" }]);
+    expect(signed.error, JSON.stringify(signed.error)).toBeUndefined();
+
+    const filled = await rpc("eth_fillTransaction", [
+      { from: address, to: address, authorizationList: [signed.result] },
+    ]);
+    expect(filled.error, JSON.stringify(filled.error)).toBeUndefined();
+    const { raw, tx } = filled.result as {
+      raw: Hex;
+      tx: { type: string; nonce: string; gas: string; authorizationList: unknown[] };
+    };
+    expect(tx.type).toBe("0x4");
+    expect(tx.nonce).toBe("0x0");
+    expect(tx.authorizationList).toEqual([signed.result]);
+    // The estimate counts the authorization (25,000 gas for an account without code) on top of the call.
+    expect(BigInt(tx.gas)).toBeGreaterThanOrEqual(21_000n + 25_000n);
+    const parsed = parseTransaction(raw);
+    expect(parsed.type).toBe("eip7702");
+    expect(parsed.authorizationList?.[0]?.address.toLowerCase()).toBe(DEV_ACCOUNT_2.toLowerCase());
+    expect(parsed.authorizationList?.[0]?.nonce).toBe(1);
+
+    const unsigned = await rpc("eth_fillTransaction", [
+      { from: address, to: address, authorizationList: [{ address: DEV_ACCOUNT_2 }] },
+    ]);
+    expect(unsigned.error?.code).toBe(-32602);
+    expect(unsigned.error?.message).toMatch(/signs nothing/);
+  });
+
   it("an address that is not the tenant's custody address is filled by the node", async () => {
     const filled = await rpc("eth_fillTransaction", [{ from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0x1" }]);
     expect(filled.error, JSON.stringify(filled.error)).toBeUndefined();

@@ -1,8 +1,16 @@
 /** eth_fillTransaction for a custody address: the ledger's next nonce, the oracle's fees, the margin's gas and the policy's dry run. */
-import { type Hex, keccak256, serializeTransaction, type TransactionSerializable } from "viem";
+import {
+  type Hex,
+  keccak256,
+  type SignedAuthorization,
+  serializeTransaction,
+  type TransactionSerializable,
+} from "viem";
+import { invalidParams } from "../errors/rpc-errors.js";
 import type { Denial } from "../policies/evaluate-policy.js";
 import type { PolicyGuard } from "../policies/policy-guard.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { toRpcAuthorization } from "./authorizations.js";
 import type { CallFields } from "./call-fields.js";
 import { estimateGas } from "./estimate-gas.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
@@ -14,6 +22,8 @@ export interface FillRequest extends CallFields {
   chain: Chain;
   /** The caller's fee choice settled against the oracle (see settleFees), or the oracle's own. */
   fees?: Fees;
+  /** Authorizations signed already (eth_signAuthorization, or the caller's own): a type-4 transaction. */
+  authorizationList?: SignedAuthorization[];
   /** Who would sign: the policies that apply are the wallet's and the key's. */
   walletId: string;
   owner: string | null;
@@ -46,11 +56,19 @@ export class TransactionFiller {
   async fill(request: FillRequest): Promise<FilledTransaction> {
     const { chain, from } = request;
     const { ledger, fees: oracle, guard } = this.options;
+    const authorizationList = request.authorizationList?.map(toRpcAuthorization);
     const gas =
       request.gas ??
       (await estimateGas(
         chain,
-        { from, to: request.to, data: request.data, value: request.value, accessList: request.accessList },
+        {
+          from,
+          to: request.to,
+          data: request.data,
+          value: request.value,
+          accessList: request.accessList,
+          authorizationList,
+        },
         this.options.gasMarginPercent,
       ));
     let fees: Fees;
@@ -65,6 +83,10 @@ export class TransactionFiller {
     } catch (error) {
       throw asFault(error, "reading fees and the account nonce");
     }
+    if (authorizationList !== undefined && fees.type !== "eip1559")
+      throw invalidParams(
+        "a set-code transaction (type 4) needs EIP-1559 fees: give maxFeePerGas, not gasPrice",
+      );
     const denial = await guard.judge({
       apiKeyId: request.owner,
       walletId: request.walletId,
@@ -92,6 +114,15 @@ function serializable(request: FillRequest, gas: bigint, fees: Fees, nonce: numb
     data: request.data,
     ...(request.to === null ? {} : { to: request.to }),
   };
+  if (fees.type === "eip1559" && request.authorizationList !== undefined)
+    return {
+      ...base,
+      type: "eip7702",
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      accessList: request.accessList ?? [],
+      authorizationList: request.authorizationList,
+    };
   if (fees.type === "eip1559")
     return {
       ...base,
@@ -111,7 +142,7 @@ function transactionObject(
   tx: TransactionSerializable,
   raw: Hex,
 ): Record<string, unknown> {
-  const type = tx.type === "eip1559" ? 2 : tx.type === "eip2930" ? 1 : 0;
+  const type = tx.type === "eip7702" ? 4 : tx.type === "eip1559" ? 2 : tx.type === "eip2930" ? 1 : 0;
   return {
     type: hex(type),
     chainId: hex(request.chain.chainId),
@@ -121,10 +152,13 @@ function transactionObject(
     gas: hex(tx.gas ?? 0n),
     value: hex(request.value),
     input: request.data,
-    ...(tx.type === "eip1559"
+    ...(tx.type === "eip1559" || tx.type === "eip7702"
       ? { maxFeePerGas: hex(tx.maxFeePerGas ?? 0n), maxPriorityFeePerGas: hex(tx.maxPriorityFeePerGas ?? 0n) }
       : { gasPrice: hex(tx.gasPrice ?? 0n) }),
     ...(type === 0 ? {} : { accessList: request.accessList ?? [] }),
+    ...(request.authorizationList === undefined
+      ? {}
+      : { authorizationList: request.authorizationList.map(toRpcAuthorization) }),
     // The hash the unsigned bytes have; the signed transaction's differs.
     hash: keccak256(raw),
   };
