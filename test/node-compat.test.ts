@@ -171,6 +171,34 @@ describe.each([
     expect(await result<string>(rt, "eth_blockNumber", [], q(chainId))).toMatch(/^0x/);
   });
 
+  it("eth_getStorageValues and eth_baseFee, which the node lacks, are made from its eth_getStorageAt and eth_feeHistory", async () => {
+    const node = nodeOf(chainId).url;
+    const endpoint = rt.system!.endpoint;
+    const slots = ["0x0", "0x1", "0x2"];
+    const values = await result<Record<string, string[]>>(
+      rt,
+      "eth_getStorageValues",
+      [{ [endpoint]: slots }, "latest"],
+      q(chainId),
+    );
+    const own = await Promise.all(
+      slots.map((slot) => nodeCall(node, "eth_getStorageAt", [endpoint, slot, "latest"]) as Promise<string>),
+    );
+    expect(values[endpoint]).toEqual(own.map((v) => `0x${v.slice(2).padStart(64, "0")}`));
+    for (const value of values[endpoint]!) expect(value).toMatch(/^0x[0-9a-f]{64}$/);
+    // The next block's base fee is the last entry of the node's fee history, read at the same head.
+    for (let attempt = 0; ; attempt++) {
+      const before = await nodeCall(node, "eth_blockNumber", []);
+      const baseFee = await result<string>(rt, "eth_baseFee", [], q(chainId));
+      const history = (await nodeCall(node, "eth_feeHistory", ["0x1", "latest", []])) as {
+        baseFeePerGas: string[];
+      };
+      if (before !== (await nodeCall(node, "eth_blockNumber", [])) && attempt < 3) continue;
+      expect(baseFee).toBe(history.baseFeePerGas.at(-1));
+      break;
+    }
+  });
+
   it("eth_sendRawTransactionSync answers the mined receipt though the node has no such method", async () => {
     const nonce = Number(
       await nodeCall(nodeOf(chainId).url, "eth_getTransactionCount", [DEV_ACCOUNT, "pending"]),
@@ -336,6 +364,44 @@ describe.each([
       await read(rt, chainId, token.address as string, BridgeERC20.abi as Abi, "balanceOf", [wallet.address]),
     ).toBe(1000n);
   });
+});
+
+it("eth_fillTransaction with a custody-signed authorization in front of Hardhat: the gas is the node's estimate with it, and the signed transaction is mined", async () => {
+  // Hardhat (EDR, Prague) runs EIP-7702; Ganache has no type 4, so the case is Hardhat's alone.
+  const { address } = await fundedWallet();
+  expect((await native(rt, "personal_unlockAccount", [address, PASSWORD, 600], q(HARDHAT))).result).toBe(
+    true,
+  );
+  const nonce = Number(await nodeCall(hardhat.url, "eth_getTransactionCount", [address, "pending"]));
+  // The sender's own authorization must carry the nonce after its transaction's.
+  const authorization = await result(
+    rt,
+    "eth_signAuthorization",
+    [address, { address: DEV_ACCOUNT_2, nonce: toHex(nonce + 1) }],
+    q(HARDHAT),
+  );
+  const tx = { from: address, to: address, authorizationList: [authorization] };
+  const filled = await result<{ tx: { type: string; gas: string; nonce: string } }>(
+    rt,
+    "eth_fillTransaction",
+    [tx],
+    q(HARDHAT),
+  );
+  expect(filled.tx.type).toBe("0x4");
+  expect(Number(filled.tx.nonce)).toBe(nonce);
+  const estimate = BigInt(
+    (await nodeCall(hardhat.url, "eth_estimateGas", [
+      { from: address, to: address, authorizationList: [authorization] },
+      "pending",
+    ])) as string,
+  );
+  expect(estimate).toBeGreaterThan(21_000n);
+  expect(BigInt(filled.tx.gas)).toBeGreaterThanOrEqual(estimate);
+  const hash = await result<string>(rt, "eth_sendTransaction", [{ ...tx, gas: filled.tx.gas }], q(HARDHAT));
+  expect((await receiptOf(rt, hash, q(HARDHAT))).status).toBe("0x1");
+  expect(await nodeCall(hardhat.url, "eth_getCode", [address, "latest"])).toBe(
+    `0xef0100${DEV_ACCOUNT_2.slice(2).toLowerCase()}`,
+  );
 });
 
 it("a transport from Hardhat to Ganache is delivered", async () => {

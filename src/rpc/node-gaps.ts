@@ -55,7 +55,10 @@ export async function blockReceipts(chain: Chain, block: unknown): Promise<unkno
   return Promise.all((found.transactions ?? []).map((tx) => receiptOf(chain, String(tx), { batch: true })));
 }
 
-/** eth_getStorageValues from one eth_getStorageAt per slot (batched), for nodes that lack it. */
+/**
+ * eth_getStorageValues from one eth_getStorageAt per slot (batched), for nodes that lack it. Each
+ * value is a 32-byte word, as geth answers them: Ganache answers an empty slot "0x".
+ */
 export async function storageValues(chain: Chain, requests: unknown, block: unknown): Promise<unknown> {
   const entries = Object.entries(requests as Record<string, string[]>);
   if (entries.reduce((n, [, slots]) => n + slots.length, 0) > 1024) return undefined;
@@ -63,9 +66,12 @@ export async function storageValues(chain: Chain, requests: unknown, block: unkn
   await Promise.all(
     entries.map(async ([address, slots]) => {
       answer[address] = await Promise.all(
-        slots.map((slot) =>
-          nodeRead(chain, "eth_getStorageAt", [address, slot, block as BlockId], { batch: true }),
-        ),
+        slots.map(async (slot) => {
+          const value = await nodeRead(chain, "eth_getStorageAt", [address, slot, block as BlockId], {
+            batch: true,
+          });
+          return `0x${value.slice(2).padStart(64, "0")}`;
+        }),
       );
     }),
   );
