@@ -1,4 +1,4 @@
-import { createWalletClient, type Hex, http, toHex } from "viem";
+import { createWalletClient, type Hex, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { recoverAuthorizationAddress } from "viem/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +12,7 @@ import {
   nodeUrlOf,
   receiptOf,
 } from "../test-support/chain-helpers.js";
+import { fundedCustody } from "../test-support/custody-helpers.js";
 import {
   DEV_ACCOUNT_2,
   DEV_PRIVATE_KEY,
@@ -38,19 +39,7 @@ describe("EIP-7702 from custody", () => {
   const same = (a: string | null, b: string) => a?.toLowerCase() === b.toLowerCase();
 
   /** A wallet with `n` funded, unlocked addresses. */
-  async function custody(n: number): Promise<{ id: string; addresses: Hex[] }> {
-    const made = await rt.post(
-      "/wallet",
-      { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: n },
-      auth(),
-    );
-    const records = made.json as { id: string; address: Hex }[];
-    for (const { address } of records) {
-      await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [address, toHex(10n ** 19n)]);
-      expect((await rpc("personal_unlockAccount", [address, PASSWORD, 600])).result).toBe(true);
-    }
-    return { id: records[0]!.id, addresses: records.map((r) => r.address) };
-  }
+  const custody = (n: number) => fundedCustody(rt, { password: PASSWORD, addresses: n, headers: auth() });
 
   async function audit(): Promise<
     { operation: string; decision: string; rule: string | null; address: string }[]

@@ -1,4 +1,4 @@
-import { createWalletClient, type Hex, http, toHex } from "viem";
+import { createWalletClient, type Hex, http } from "viem";
 import { getCallsStatus, getCapabilities, sendCalls, waitForCallsStatus } from "viem/actions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -9,6 +9,7 @@ import {
   nodeUrlOf,
   receiptOf,
 } from "../test-support/chain-helpers.js";
+import { fundedCustody } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2, REVERTER_INIT_CODE } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -20,13 +21,7 @@ describe("EIP-5792 for custody addresses, through viem", () => {
   const rpc = async (method: string, params: unknown[]) =>
     (await rt.post("/", { jsonrpc: "2.0", id: 1, method, params })).json as Envelope;
 
-  async function custody(): Promise<Hex> {
-    const made = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
-    const address = (made.json as { address: Hex }[])[0]!.address;
-    await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [address, toHex(10n ** 19n)]);
-    expect((await rpc("personal_unlockAccount", [address, PASSWORD, 600])).result).toBe(true);
-    return address;
-  }
+  const custody = async (): Promise<Hex> => (await fundedCustody(rt, { password: PASSWORD })).address;
   const client = (account: Hex) =>
     createWalletClient({
       account,

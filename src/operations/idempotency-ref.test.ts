@@ -1,7 +1,7 @@
 /** An operation run under an Idempotency-Key stores the key's reference on every transaction it signs, handed to it in the open. */
-import { type Hex, toHex } from "viem";
+import type { Hex } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { nodeCall, nodeUrlOf } from "../test-support/chain-helpers.js";
+import { fundedCustody } from "../test-support/custody-helpers.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 const PASSWORD = "idempotency-ref-password";
@@ -11,9 +11,7 @@ let wallet: { id: string; address: Hex };
 
 beforeAll(async () => {
   rt = await startTestRuntime();
-  const made = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
-  wallet = (made.json as { id: string; address: Hex }[])[0]!;
-  await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [wallet.address, toHex(10n ** 19n)]);
+  wallet = await fundedCustody(rt, { password: PASSWORD, unlock: false });
 }, 120_000);
 afterAll(async () => {
   await rt?.close();

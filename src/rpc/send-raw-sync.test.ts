@@ -4,6 +4,7 @@ import { sendRawTransactionSync } from "viem/actions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cast } from "../test-support/cast.js";
 import { chainAt, native, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
+import { fundedCustody } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -20,16 +21,7 @@ async function fundedKey(rt: TestRuntime) {
 }
 
 /** A new custody wallet's address, funded from the dev account and unlocked. */
-async function unlockedCustody(rt: TestRuntime): Promise<{ id: string; address: Hex }> {
-  const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
-  const wallet = (json as { id: string; address: Hex }[])[0]!;
-  const funded = await native(rt, "eth_sendTransaction", [
-    { from: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", to: wallet.address, value: "0x8ac7230489e80000" },
-  ]);
-  await receiptOf(rt, funded.result as string);
-  await native(rt, "personal_unlockAccount", [wallet.address, PASSWORD, 600]);
-  return wallet;
-}
+const unlockedCustody = (rt: TestRuntime) => fundedCustody(rt, { password: PASSWORD });
 
 async function signed(key: ReturnType<typeof privateKeyToAccount>, nonce: number): Promise<Hex> {
   return key.signTransaction({

@@ -3,6 +3,7 @@ import { prepareTransactionRequest } from "viem/actions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import { chainAt, mine, nodeCall, nodeUrlOf } from "../test-support/chain-helpers.js";
+import { fundedCustody } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -28,15 +29,7 @@ describe("eth_fillTransaction knows the nonces chaingate has queued", () => {
   });
 
   it("with 5 transactions queued, a custody address is filled with nonce 5 (the 6th); the node counts 0", async () => {
-    const made = await rt.post(
-      "/wallet",
-      { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 },
-      auth(),
-    );
-    const [wallet] = made.json as { id: string; address: Hex }[];
-    const address = wallet!.address;
-    await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [address, toHex(10n ** 19n)]);
-    expect((await rpc("personal_unlockAccount", [address, PASSWORD, 600])).result).toBe(true);
+    const { address } = await fundedCustody(rt, { password: PASSWORD, headers: auth() });
     for (let i = 0; i < 5; i++) {
       const sent = await rpc("eth_sendTransaction", [{ from: address, to: DEV_ACCOUNT_2, value: "0x1" }]);
       expect(sent.error, JSON.stringify(sent.error)).toBeUndefined();
@@ -79,26 +72,20 @@ describe("eth_fillTransaction knows the nonces chaingate has queued", () => {
   });
 
   it("the policy decision is a dry run: a refused value is reported, neither signed nor audited", async () => {
-    const made = await rt.post(
-      "/wallet",
-      { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 },
-      auth(),
-    );
-    const [wallet] = made.json as { id: string; address: Hex }[];
+    const wallet = await fundedCustody(rt, { password: PASSWORD, headers: auth(), unlock: false });
     const policy = await rt.post(
       "/policies",
-      { name: "small", wallet_id: wallet!.id, rules: { max_value_per_tx: "100" } },
+      { name: "small", wallet_id: wallet.id, rules: { max_value_per_tx: "100" } },
       auth(),
     );
     expect(policy.status, JSON.stringify(policy.json)).toBe(200);
-    await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [wallet!.address, toHex(10n ** 19n)]);
     const audit = async () => {
       const res = await fetch(`${rt.url}/audit?limit=1000`, { headers: auth() });
       return ((await res.json()) as { entries: unknown[] }).entries.length;
     };
     const before = await audit();
     const filled = await rpc("eth_fillTransaction", [
-      { from: wallet!.address, to: DEV_ACCOUNT_2, value: toHex(1000n) },
+      { from: wallet.address, to: DEV_ACCOUNT_2, value: toHex(1000n) },
     ]);
     expect(filled.error, JSON.stringify(filled.error)).toBeUndefined();
     expect((filled.result as { policy: unknown }).policy).toMatchObject({
@@ -110,15 +97,7 @@ describe("eth_fillTransaction knows the nonces chaingate has queued", () => {
   });
 
   it("a signed authorization is filled into a type-4 transaction; one custody would have to sign is refused", async () => {
-    const made = await rt.post(
-      "/wallet",
-      { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 },
-      auth(),
-    );
-    const [wallet] = made.json as { id: string; address: Hex }[];
-    const address = wallet!.address;
-    await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [address, toHex(10n ** 19n)]);
-    expect((await rpc("personal_unlockAccount", [address, PASSWORD, 600])).result).toBe(true);
+    const { address } = await fundedCustody(rt, { password: PASSWORD, headers: auth() });
     const signed = await rpc("eth_signAuthorization", [address, { address: DEV_ACCOUNT_2, nonce: "0x1" }]);
     expect(signed.error, JSON.stringify(signed.error)).toBeUndefined();
 

@@ -1,6 +1,7 @@
 import { type Hex, keccak256, parseTransaction, toHex } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Envelope, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
+import { fundedCustody } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -14,13 +15,7 @@ describeEachStore("the nonce-conflict guard", (target) => {
     (await rt.post("/", { jsonrpc: "2.0", id: 1, method, params })).json as Envelope;
 
   /** A funded, unlocked custody address of its own, so each test owns its nonces. */
-  async function custodyAddress(): Promise<Hex> {
-    const made = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
-    const [wallet] = made.json as { address: Hex }[];
-    await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [wallet!.address, toHex(10n ** 19n)]);
-    expect((await rpc("personal_unlockAccount", [wallet!.address, PASSWORD, 600])).result).toBe(true);
-    return wallet!.address;
-  }
+  const custodyAddress = async (): Promise<Hex> => (await fundedCustody(rt, { password: PASSWORD })).address;
 
   const signAt = (from: Hex, nonce: number | undefined, value: bigint) =>
     rpc("eth_signTransaction", [
