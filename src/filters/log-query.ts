@@ -118,7 +118,7 @@ export class LogQuery {
           0,
         );
       }
-      const head = await headOf(chain);
+      const head = await knownHead(chain);
       const from = await blockOf(chain, criteria.fromBlock, head);
       const to = await blockOf(chain, criteria.toBlock, head);
       if (from > to) return new JsonText("[]");
@@ -297,7 +297,8 @@ export class LogQuery {
   }
 }
 
-async function headOf(chain: Chain): Promise<number> {
+/** The head the chain's tracker knows, or a node's when it knows none yet. */
+async function knownHead(chain: Chain): Promise<number> {
   const known = chain.head?.head;
   if (known !== undefined) return known;
   return askHead(chain);

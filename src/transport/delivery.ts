@@ -11,8 +11,8 @@ import type { TransportsTable } from "../store/schema.js";
 import { transactionsOfTransport } from "../tx/transaction-lookup.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { headOf } from "../upstream/node-reads.js";
 import { deliveredEvent, FIRST_SCAN_DEPTH, KINDS } from "./endpoint-events.js";
-import { headOf } from "./head-of.js";
 import type { SourceGate } from "./source-gate.js";
 import type { TransportRecords } from "./transport-records.js";
 

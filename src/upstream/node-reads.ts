@@ -188,9 +188,14 @@ export async function logsText(chain: Chain, filter: object): Promise<JsonText> 
   return text;
 }
 
-/** The chain's head as the node says it now (eth_blockNumber through the pool), as a number. */
+/**
+ * The chain's head as a node says it now (eth_blockNumber through the pool), as a number. The read
+ * is noted in the chain's head tracker (it only ever moves forward), so caches know that block.
+ */
 export async function headOf(chain: Chain): Promise<number> {
-  return Number(BigInt(await nodeRead(chain, "eth_blockNumber", [])));
+  const head = Number(BigInt(await nodeRead(chain, "eth_blockNumber", [])));
+  chain.head?.observe(head);
+  return head;
 }
 
 /** The address's transaction count at `block` (its next nonce, at "pending"). */
