@@ -171,6 +171,20 @@ describe.each([
     expect(await result<string>(rt, "eth_blockNumber", [], q(chainId))).toMatch(/^0x/);
   });
 
+  it("a method the node lacks answers -32601 naming the chain, whatever code the node gave it", async () => {
+    const call = [{ blockStateCalls: [{ calls: [] }] }, "latest"];
+    const own = await fetch(nodeOf(chainId).url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_simulateV1", params: call }),
+    }).then((r) => r.json() as Promise<{ error?: { code: number } }>);
+    // Ganache answers -32700 (a parse error to a client), Hardhat -32004: neither is -32601.
+    expect(own.error?.code).toBeDefined();
+    const answer = await native(rt, "eth_simulateV1", call, q(chainId));
+    expect(answer.error).toMatchObject({ code: -32601, data: { code: "METHOD_NOT_SERVED" } });
+    expect(answer.error?.message).toContain(`eth_simulateV1 is not served by the nodes of chain ${chainId}`);
+  });
+
   it("eth_getStorageValues and eth_baseFee, which the node lacks, are made from its eth_getStorageAt and eth_feeHistory", async () => {
     const node = nodeOf(chainId).url;
     const endpoint = rt.system!.endpoint;

@@ -63,13 +63,26 @@ const WORDINGS: Record<
 
 const own = ownNodes("node-wordings");
 let speaking: Implementation = "geth";
+/** Besu's -32005 answers to a request too large: given instead of forwarding, by method. */
+const besuLimits = new Map<string, string>();
 let rt: TestRuntime;
 let anvilUrl: string;
 
 beforeAll(async () => {
   const anvil = await own.anvil("a");
   anvilUrl = anvil.url;
-  const proxy = await startRpcProxy(anvil.url, undefined, (call, answer) => {
+  const intercept = (
+    method: string | undefined,
+    id: unknown,
+    response: import("node:http").ServerResponse,
+  ) => {
+    const message = method === undefined ? undefined : besuLimits.get(method);
+    if (message === undefined) return false;
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32005, message } }));
+    return true;
+  };
+  const proxy = await startRpcProxy(anvil.url, intercept, (call, answer) => {
     const error = answer.error as { code: number; message: string; data?: unknown } | undefined;
     if (error === undefined) return answer;
     const words = WORDINGS[speaking];
@@ -137,3 +150,39 @@ describe.each(Object.keys(WORDINGS) as Implementation[])(
     });
   },
 );
+
+describe("Besu's -32005 for a request too large: the caller's error, the node stays in rotation", () => {
+  const faults = () => rt.chains.home.pool.stats()[0]!.faults;
+
+  it("a send over the block gas limit is refused at once (not resent, not 503), and the nonce is given back", async () => {
+    const w = await wallet();
+    const before = faults();
+    besuLimits.set("eth_sendRawTransaction", "Transaction gas limit exceeds block gas limit");
+    const refused = await send(w, "1").finally(() => besuLimits.delete("eth_sendRawTransaction"));
+    expect(refused.status, JSON.stringify(refused.json)).toBe(422);
+    expect(refused.json).toMatchObject({
+      code: "TRANSACTION_REJECTED",
+      errors: { node_code: -32005, node_message: "Transaction gas limit exceeds block gas limit" },
+    });
+    expect(faults()).toBe(before);
+    const next = await send(w, "1");
+    expect(next.status, JSON.stringify(next.json)).toBe(200);
+    const mined = await receiptOf(rt, (next.json as { tx_hash: string }).tx_hash);
+    expect(mined.status).toBe("0x1");
+    expect(await nodeCall(anvilUrl, "eth_getTransactionCount", [w.address, "latest"])).toBe("0x1");
+  });
+
+  it("an eth_getLogs range over the node's maximum answers its -32005 to the client, and is no fault of the node", async () => {
+    const before = faults();
+    besuLimits.set("eth_getLogs", "Requested range exceeds maximum RPC range limit");
+    const answer = await native(rt, "eth_getLogs", [{ fromBlock: "0x0", toBlock: "latest" }]).finally(() =>
+      besuLimits.delete("eth_getLogs"),
+    );
+    expect(answer.error).toMatchObject({
+      code: -32005,
+      message: "Requested range exceeds maximum RPC range limit",
+    });
+    expect(faults()).toBe(before);
+    expect(rt.chains.home.pool.stats()[0]!.cooling).toBe(false);
+  });
+});

@@ -165,6 +165,12 @@ const ACCESS_CODES = {
     failover: true,
     meaning: "no upstream could answer (timeouts, connection errors, HTTP 5xx/429)",
   },
+  METHOD_NOT_SERVED: {
+    status: 501,
+    rpc: RPC_METHOD_NOT_FOUND,
+    meaning:
+      "the chain's node does not serve this method (whatever code the node gave); the message names the chain, `data` the node's own answer",
+  },
   NODE_UNAVAILABLE: {
     status: 503,
     rpc: RPC_UNAVAILABLE,

@@ -1,7 +1,13 @@
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { classifyNodeError, type NodeErrorKind, revertDataOf } from "./node-errors.js";
-import { FAULT_WORDINGS, REVERT_WORDINGS, SEND_WORDINGS, UNSUPPORTED_WORDINGS } from "./node-wordings.js";
+import { classifyNodeError, isRateLimit, type NodeErrorKind, revertDataOf } from "./node-errors.js";
+import {
+  FAULT_WORDINGS,
+  LIMIT_WORDINGS,
+  REVERT_WORDINGS,
+  SEND_WORDINGS,
+  UNSUPPORTED_WORDINGS,
+} from "./node-wordings.js";
 
 /** Answers as each implementation words them (copied from their answers, not made up for the table). */
 const ANSWERS: [from: string, message: string, kind: NodeErrorKind, code?: number, data?: unknown][] = [
@@ -105,6 +111,17 @@ const ANSWERS: [from: string, message: string, kind: NodeErrorKind, code?: numbe
   ["anvil", "transaction already imported", "already_known", -32003],
   ["anvil", "nonce too low", "nonce_too_low", -32003],
   ["anvil", "execution reverted: custom error 0x12345678", "reverted", 3, "0x12345678"],
+  ["Besu", "Transaction gas limit exceeds block gas limit", "limit", -32005],
+  ["Besu", "Requested range exceeds maximum RPC range limit", "limit", -32005],
+  ["Besu", "Number of requests exceeds max batch size", "limit", -32005],
+  ["geth", "exceeds block gas limit", "limit", -32000],
+  ["geth", "batch too large", "limit", -32600],
+  ["geth", "query returned more than 10000 results", "limit", -32005],
+  ["reth", "query exceeds max block range 100000", "limit", -32602],
+  ["geth", "transaction type not supported", "other", -32000],
+  ["Ganache", "Could not decode transaction: invalid RLP: remainder must be zero", "other", -32700],
+  ["Ganache", "The method eth_simulateV1 does not exist/is not available", "unsupported", -32700],
+  ["EIP-1474", "limit exceeded", "fault", -32005],
   ["hosted provider", "rate limit exceeded", "fault", -32005],
   ["hosted provider", "Too Many Requests", "fault", 429],
   ["hosted provider", "request timed out", "fault"],
@@ -120,7 +137,13 @@ it("every row of the wording table is exercised by an answer above (a row nobody
     message,
     ...(typeof data === "string" ? [data] : []),
   ]);
-  for (const row of [...REVERT_WORDINGS, ...SEND_WORDINGS, ...UNSUPPORTED_WORDINGS, ...FAULT_WORDINGS])
+  for (const row of [
+    ...REVERT_WORDINGS,
+    ...SEND_WORDINGS,
+    ...LIMIT_WORDINGS,
+    ...UNSUPPORTED_WORDINGS,
+    ...FAULT_WORDINGS,
+  ])
     expect(
       messages.some((m) => row.pattern.test(m)),
       `${row.from}: ${row.pattern}`,
@@ -164,6 +187,16 @@ it("reads codes before words: a revert (3) whatever its reason says, -32005 and 
   expect(classifyNodeError("whatever", -32601)).toBe("unsupported");
 });
 
+it("splits -32005 by its words: a rate limit is a fault that ran nothing, a request too large is the caller's", () => {
+  expect(classifyNodeError("Requested range exceeds maximum RPC range limit", -32005)).toBe("limit");
+  expect(classifyNodeError("Transaction gas limit exceeds block gas limit", -32005)).toBe("limit");
+  expect(isRateLimit("Transaction gas limit exceeds block gas limit", -32005)).toBe(false);
+  expect(isRateLimit("limit exceeded", -32005)).toBe(true);
+  expect(isRateLimit("Too Many Requests", 429)).toBe(true);
+  expect(isRateLimit("daily request rate exceeded", -32000)).toBe(true);
+  expect(isRateLimit("request timed out", -32000)).toBe(false);
+});
+
 it("finds revert data wherever a node put it", () => {
   expect(revertDataOf("0x08c379a0")).toBe("0x08c379a0");
   expect(revertDataOf({ message: "x", data: "0xdeadbeef" })).toBe("0xdeadbeef"); // Hardhat
@@ -187,7 +220,7 @@ it("never throws, and a message without any of the words is 'other'", () => {
         if (
           code === null &&
           typeof data !== "string" &&
-          !/known|imported|exists|nonce|used|underpriced|insufficient|balance|revert|limit|many|capacity|unavailable|time|VM|method|support|fee|funds|upfront|distant|future|gap|price|later|overload|full|pool/i.test(
+          !/known|imported|exists|exceed|range|batch|blocks|results|logs|response|decode|type|nonce|used|underpriced|insufficient|balance|revert|limit|many|capacity|unavailable|time|VM|method|support|fee|funds|upfront|distant|future|gap|price|later|overload|full|pool/i.test(
             message,
           )
         ) {

@@ -1,7 +1,9 @@
 /** What a node's error answer means, read in one place: standard codes first, then the wording table, reverts before faults. */
 import {
   FAULT_WORDINGS,
+  LIMIT_WORDINGS,
   type NodeErrorKind,
+  RATE_LIMIT_PATTERN,
   REVERT_WORDINGS,
   SEND_WORDINGS,
   UNSUPPORTED_WORDINGS,
@@ -47,11 +49,23 @@ export function classifyNodeError(message: string, code?: number, data?: unknown
   if (revertDataOf(data) !== undefined && /revert|VM Exception/i.test(message)) return "reverted";
   const refusal = match(SEND_WORDINGS, [message]);
   if (refusal) return refusal;
+  // Before the codes: Besu gives -32005, the rate limit's code, to a range or batch too large.
+  const limit = match(LIMIT_WORDINGS, [message]);
+  if (limit) return limit;
   if (code === METHOD_NOT_FOUND) return "unsupported";
   const unsupported = match(UNSUPPORTED_WORDINGS, [message]);
   if (unsupported) return unsupported;
   if ((code !== undefined && FAULT_CODES.has(code)) || match(FAULT_WORDINGS, [message])) return "fault";
   return "other";
+}
+
+/** A fault that is the node refusing to work (HTTP 429, -32005 "limit exceeded", a provider's rate limit): nothing was run. */
+export function isRateLimit(message: string, code?: number): boolean {
+  return (
+    code === 429 ||
+    (code === -32005 && match(LIMIT_WORDINGS, [message]) === undefined) ||
+    RATE_LIMIT_PATTERN.test(message)
+  );
 }
 
 const HEX = /^0x([0-9a-fA-F]{2})*$/;

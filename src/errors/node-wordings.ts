@@ -10,6 +10,8 @@
  * - underpriced: the fee is below what the node or the next block takes
  * - insufficient_funds: the sender cannot pay value + gas
  * - unsupported: the node does not serve the method
+ * - limit: the call is larger than the node takes (a block range, a batch, a gas limit over the
+ *   block's): the caller's to make smaller; the node is healthy and stays in rotation
  * - fault: the node's own state (overload, rate limit): another node may answer
  * - other: any other refusal of the call (the caller's to fix)
  */
@@ -22,6 +24,7 @@ export type NodeErrorKind =
   | "underpriced"
   | "insufficient_funds"
   | "unsupported"
+  | "limit"
   | "fault"
   | "other";
 
@@ -148,6 +151,41 @@ export const SEND_WORDINGS: readonly Wording[] = [
     pattern: /\bFeeTooLow|fee too low/i,
     kind: "underpriced",
   },
+  // A type the chain does not take yet (before it must be read as a method the node lacks).
+  {
+    from: "geth 1.14 ErrTxTypeNotSupported, reth, Nethermind TxTypeNotSupported; Ganache 7.9 (type 4: invalid RLP)",
+    pattern: /(transaction|tx) type (is )?not supported|\bTxTypeNotSupported\b|could not decode transaction/i,
+    kind: "other",
+  },
+];
+
+/**
+ * Limits of the request, not of the node: read before the codes, since Besu answers these with
+ * -32005, which EIP-1474 also gives to rate limits (a fault). Their wording names the request's size.
+ */
+export const LIMIT_WORDINGS: readonly Wording[] = [
+  {
+    from: "Besu 24.x EXCEEDS_BLOCK_GAS_LIMIT (-32005), geth 1.14 ErrGasLimit, Nethermind GasLimitExceeded",
+    pattern: /exceeds (the )?block gas limit|gas limit (reached|exceeded)|\bGasLimitExceeded\b/i,
+    kind: "limit",
+  },
+  {
+    from: "Besu 24.x EXCEEDS_RPC_MAX_BLOCK_RANGE (-32005), reth 1.x, Erigon 3",
+    pattern:
+      /range exceeds (the )?maximum|exceeds max(imum)? block range|block range (is )?too (large|wide)|too many blocks/i,
+    kind: "limit",
+  },
+  {
+    from: "Besu 24.x EXCEEDS_RPC_MAX_BATCH_SIZE (-32005), geth 1.14 (batch limit), Nethermind",
+    pattern: /exceeds max(imum)? batch size|batch (is )?too large|batch (size )?limit exceeded/i,
+    kind: "limit",
+  },
+  {
+    from: "geth 1.14 / hosted providers (logs), reth 1.x max logs",
+    pattern:
+      /query returned more than \d+ results|more than \d+ (logs|results)|response (size )?(limit )?exceed|log response size exceeded/i,
+    kind: "limit",
+  },
 ];
 
 /** Methods a node does not serve. */
@@ -177,4 +215,12 @@ export const FAULT_WORDINGS: readonly Wording[] = [
     kind: "fault",
   },
   { from: "geth 1.14 ErrTxPoolOverflow, reth", pattern: /txpool is full|pool is full/i, kind: "fault" },
+  { from: "EIP-1474 -32005 in its own words", pattern: /^limit exceeded$/i, kind: "fault" },
 ];
+
+/**
+ * A fault that says the node refused to work, not that it failed at it: the request was not run
+ * (a send was not taken), and the node is asking to be asked less; counted against it on sends too.
+ */
+export const RATE_LIMIT_PATTERN =
+  /rate limit|too many requests|exceeded .*capacity|^limit exceeded$|request rate|compute units|throttl/i;

@@ -61,3 +61,28 @@ const ERROR_STRING_SELECTOR = "0x08c379a0";
 export function upstreamUnavailable(detail: string, cause?: unknown): ChaingateError {
   return new ChaingateError(`Upstream unavailable: ${detail}`, { code: "UPSTREAM_UNAVAILABLE", cause });
 }
+
+/**
+ * A method the node does not serve, whatever code it answered it with (Ganache's -32700, Hardhat's
+ * -32004, geth's -32601): a client reads -32601 and the chain's name, not a parse error.
+ */
+export class MethodNotServedError extends ChaingateError {
+  constructor(method: string, where: string, nodeCode: number, nodeMessage: string) {
+    super(`Method not found: ${method} is not served by ${where}`, {
+      code: "METHOD_NOT_SERVED",
+      data: { node_code: nodeCode, node_message: nodeMessage },
+    });
+    this.name = "MethodNotServedError";
+  }
+}
+
+/**
+ * The node refused to work (HTTP 429, -32005 "limit exceeded", a provider's rate limit): nothing was
+ * run, a send was not taken. A fault like any other, and counted against the node on sends too.
+ */
+export class UpstreamRateLimited extends ChaingateError {
+  constructor(detail: string) {
+    super(`Upstream unavailable: ${detail}`, { code: "UPSTREAM_UNAVAILABLE" });
+    this.name = "UpstreamRateLimited";
+  }
+}

@@ -1,7 +1,7 @@
 /** A transaction run before it is signed: eth_simulateV1 where the node has it (logs included), else eth_call (the revert only). */
 import { type Hex, hexToBigInt } from "viem";
 import { classifyNodeError, revertDataOf } from "../errors/node-errors.js";
-import { NodeRpcError } from "../errors/rpc-errors.js";
+import { MethodNotServedError, NodeRpcError } from "../errors/rpc-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { nodeRead } from "../upstream/node-reads.js";
 import type { TokenMovement } from "./decode-call.js";
@@ -49,11 +49,7 @@ export async function simulateTransaction(chain: Chain, call: SimulatedCall): Pr
     ]);
     return fromSimulateV1(blocks);
   } catch (error) {
-    if (
-      !(error instanceof NodeRpcError) ||
-      classifyNodeError(error.message, error.rpcCode, error.data) !== "unsupported"
-    )
-      throw error;
+    if (!(error instanceof MethodNotServedError)) throw error;
   }
   // The node has no eth_simulateV1: eth_call says whether it reverts, nothing of its logs.
   try {

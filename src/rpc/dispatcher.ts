@@ -1,6 +1,5 @@
 /** Executes one JSON-RPC call on a chain: look up the method row, validate, then answer or forward. */
-import { classifyNodeError } from "../errors/node-errors.js";
-import { methodNotFound, NodeRpcError } from "../errors/rpc-errors.js";
+import { MethodNotServedError, methodNotFound } from "../errors/rpc-errors.js";
 import type { FilterService } from "../filters/filter-service.js";
 import type { LogQuery } from "../filters/log-query.js";
 import type { FairGate } from "../keys/fair-gate.js";
@@ -189,12 +188,7 @@ async function whenUnsupported(
   params: readonly unknown[],
   error: unknown,
 ): Promise<unknown> {
-  if (
-    behaviour.whenUnsupported === undefined ||
-    !(error instanceof NodeRpcError) ||
-    classifyNodeError(error.message, error.rpcCode, error.data) !== "unsupported"
-  )
-    throw error;
+  if (behaviour.whenUnsupported === undefined || !(error instanceof MethodNotServedError)) throw error;
   const result = await behaviour.whenUnsupported(chain, params);
   if (result === undefined) throw error;
   return result;

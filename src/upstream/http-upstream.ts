@@ -1,8 +1,14 @@
 /** One node reached over HTTP: sends JSON-RPC calls and sorts failures into faults and answers. */
 import { Pool } from "undici";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { classifyNodeError, revertDataOf } from "../errors/node-errors.js";
-import { NodeRpcError, standardRevert, upstreamUnavailable } from "../errors/rpc-errors.js";
+import { classifyNodeError, isRateLimit, revertDataOf } from "../errors/node-errors.js";
+import {
+  MethodNotServedError,
+  NodeRpcError,
+  standardRevert,
+  UpstreamRateLimited,
+  upstreamUnavailable,
+} from "../errors/rpc-errors.js";
 import type { TraitsOf } from "./call-traits.js";
 import { envelopeMembers, JsonText } from "./json-text.js";
 
@@ -59,6 +65,8 @@ export class HttpUpstream {
     readonly timeoutMs: number,
     /** Per method: whether it may be asked again after a drop, and shared within a turn. */
     private readonly traits: TraitsOf,
+    /** The chain it serves, named in a refusal of a method it lacks (unknown while a URL is probed). */
+    private readonly chainId?: number,
   ) {
     const parsed = new URL(url);
     this.url = url;
@@ -135,11 +143,13 @@ export class HttpUpstream {
       throw this.transportFault(error);
     }
     this.checkStatus(status);
-    return asText ? this.resultText(status, text) : this.resultOf(this.parse(status, text), status);
+    return asText
+      ? this.resultText(method, status, text)
+      : this.resultOf(method, this.parse(status, text), status);
   }
 
   /** As resultOf, with the result kept as the node's text (only the small error member is parsed). */
-  private resultText(status: number, text: string): unknown {
+  private resultText(method: string, status: number, text: string): unknown {
     let members: ReturnType<typeof envelopeMembers>;
     try {
       members = envelopeMembers(text);
@@ -151,9 +161,9 @@ export class HttpUpstream {
     }
     const error = members.get("error");
     if (error !== undefined && error.text !== "null")
-      return this.resultOf({ error: JSON.parse(error.text) }, status);
+      return this.resultOf(method, { error: JSON.parse(error.text) }, status);
     const result = members.get("result");
-    if (result === undefined) return this.resultOf({}, status);
+    if (result === undefined) return this.resultOf(method, {}, status);
     if (status !== 200) throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);
     return new JsonText(result.text, result.items);
   }
@@ -220,7 +230,7 @@ export class HttpUpstream {
         return;
       }
       try {
-        w.resolve(this.resultOf(answer, status));
+        w.resolve(this.resultOf(w.call.method, answer, status));
       } catch (error) {
         w.reject(error);
       }
@@ -233,9 +243,8 @@ export class HttpUpstream {
   }
 
   private checkStatus(status: number): void {
-    if (status === 429 || status >= 500) {
-      throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);
-    }
+    if (status === 429) throw new UpstreamRateLimited(`${this.label} answered HTTP 429`);
+    if (status >= 500) throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);
   }
 
   private parse(status: number, text: string): unknown {
@@ -252,7 +261,7 @@ export class HttpUpstream {
   }
 
   /** One JSON-RPC envelope: its result, or the node's error (an answer or a fault). */
-  private resultOf(parsed: unknown, status: number): unknown {
+  private resultOf(method: string, parsed: unknown, status: number): unknown {
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
       throw upstreamUnavailable(`${this.label} answered a JSON-RPC envelope that is not an object`);
     }
@@ -264,7 +273,17 @@ export class HttpUpstream {
       const code = typeof envelope.error.code === "number" ? envelope.error.code : -32603;
       const message = typeof envelope.error.message === "string" ? envelope.error.message : "node error";
       const kind = classifyNodeError(message, code, envelope.error.data);
-      if (kind === "fault") throw upstreamUnavailable(`${this.label}: ${message}`);
+      if (kind === "fault")
+        throw isRateLimit(message, code)
+          ? new UpstreamRateLimited(`${this.label}: ${message}`)
+          : upstreamUnavailable(`${this.label}: ${message}`);
+      if (kind === "unsupported")
+        throw new MethodNotServedError(
+          method,
+          this.chainId === undefined ? `the node at ${this.label}` : `the nodes of chain ${this.chainId}`,
+          code,
+          message,
+        );
       // Reverts enter in the standard's shape, whatever the node's (Hardhat, Ganache, Nethermind, Besu).
       if (kind === "reverted") {
         const standard = standardRevert(revertDataOf(envelope.error.data));

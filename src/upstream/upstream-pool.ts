@@ -1,7 +1,7 @@
 /** The nodes of one chain: picks a healthy one per call and fails over only on faults. */
 import { type Hex, keccak256 } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { upstreamUnavailable } from "../errors/rpc-errors.js";
+import { UpstreamRateLimited, upstreamUnavailable } from "../errors/rpc-errors.js";
 import type { TraitsOf } from "./call-traits.js";
 import { HttpUpstream, type UpstreamCall } from "./http-upstream.js";
 import { JsonText } from "./json-text.js";
@@ -90,7 +90,7 @@ export class UpstreamPool {
     if (urls.length === 0) throw new Error(`chain ${chainId} has no upstreams`);
     const labels = new Map<string, number>();
     this.members = urls.map((url) => {
-      const upstream = new HttpUpstream(url, timeoutMs, traits);
+      const upstream = new HttpUpstream(url, timeoutMs, traits, chainId);
       // Two URLs on one host (different paths, i.e. different project keys) get distinct labels.
       const seen = (labels.get(upstream.label) ?? 0) + 1;
       labels.set(upstream.label, seen);
@@ -225,7 +225,6 @@ export class UpstreamPool {
     }));
   }
 
-  /** In-sync healthy upstreams first (round robin), then lagging ones, cooling ones last as a final resort. */
   /** Whether any upstream is marked for the method's extra namespace (always, for eth_/net_/web3_ methods). */
   serves(method: string): boolean {
     const namespace = extraNamespaceOf(method);
@@ -245,6 +244,7 @@ export class UpstreamPool {
     return marked;
   }
 
+  /** In-sync healthy upstreams first (round robin), then lagging ones, cooling ones last as a final resort. */
   private order(now: number): Member[] {
     if (this.members.length === 1) return this.usable(this.members[0]!) ? this.members : [];
     const start = this.cursor++ % this.members.length;
@@ -295,7 +295,8 @@ export class UpstreamPool {
           member.answered++;
           throw error;
         }
-        if (call.method === "eth_sendRawTransaction") {
+        // A node that refused to work took nothing: it is cooled like any fault, sends included.
+        if (call.method === "eth_sendRawTransaction" && !(error instanceof UpstreamRateLimited)) {
           const outcome = await this.sendOutcome(member, call);
           if (outcome.known) return outcome.hash;
           if (outcome.alive) {
