@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { newSecret, signatureHeader, verifySignature } from "./signature.js";
@@ -99,4 +100,30 @@ it("IPv6 forms that embed a loopback or private IPv4 address are refused as webh
   expect(isPrivateAddress("64:ff9b:1::a00:1")).toBe(true);
   expect(isPrivateAddress("::")).toBe(true);
   expect(isPrivateAddress("[::1]")).toBe(true);
+});
+
+it("host names are judged as DNS reads them, and reserved and documentation ranges are refused at registration", () => {
+  const refusedAt = (url: string) => () => checkWebhookUrl(url, false);
+  for (const url of [
+    "http://localhost./hook",
+    "http://LOCALHOST../hook",
+    "http://a.b.localhost./hook",
+    `http://${hostname()}/hook`,
+    `http://${hostname().toUpperCase()}./hook`,
+    `http://${hostname().split(".")[0]}:8080/hook`,
+    "http://[100::1]/hook",
+    "http://[2001:db8::1]/hook",
+    "http://[2001:10::1]/hook",
+    "http://[3fff::1]/hook",
+    "http://[fec0::1]/hook",
+    "http://192.0.2.7/hook",
+    "http://198.51.100.7/hook",
+    "http://203.0.113.7/hook",
+    "http://2130706433/hook",
+  ])
+    expect(refusedAt(url), url).toThrow(/loopback, private or reserved/);
+  for (const url of ["https://hooks.example.com/x", "http://[2606:4700::1111]/x", "http://8.8.8.8/x"])
+    expect(checkWebhookUrl(url, false).protocol).toMatch(/^https?:$/);
+  // An operator who allows private receivers may still register them.
+  expect(checkWebhookUrl("http://localhost./hook", true).hostname).toBe("localhost.");
 });

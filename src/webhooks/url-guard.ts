@@ -1,5 +1,6 @@
 /** Webhook receivers may not be chaingate's own network: loopback, private and link-local ranges are refused unless allowed. */
 import { BlockList, isIP } from "node:net";
+import { hostname } from "node:os";
 import { ChaingateError } from "../errors/chaingate-error.js";
 
 const PRIVATE = new BlockList();
@@ -11,6 +12,10 @@ for (const [net, bits] of [
   ["169.254.0.0", 16],
   ["172.16.0.0", 12],
   ["192.0.0.0", 24],
+  // Documentation ranges (RFC 5737): no real receiver is there; a name that resolves into one is a trick.
+  ["192.0.2.0", 24],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
   ["192.168.0.0", 16],
   ["198.18.0.0", 15],
   ["224.0.0.0", 3],
@@ -19,8 +24,17 @@ for (const [net, bits] of [
 }
 for (const [net, bits] of [
   ["::", 127],
+  // Special-purpose and documentation ranges (RFC 6890 registry, RFC 3849, RFC 9637): discard-only
+  // 100::/64, IETF protocol assignments 2001::/23, documentation 2001:db8::/32 and 3fff::/20,
+  // SRv6 SIDs 5f00::/16, deprecated site-local fec0::/10.
+  ["100::", 64],
+  ["2001::", 23],
+  ["2001:db8::", 32],
+  ["3fff::", 20],
+  ["5f00::", 16],
   ["fc00::", 7],
   ["fe80::", 10],
+  ["fec0::", 10],
   ["ff00::", 8],
 ] as const) {
   PRIVATE.addSubnet(net, bits, "ipv6");
@@ -108,9 +122,26 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): URL {
   if (url.protocol !== "http:" && url.protocol !== "https:") throw refused("url must be http or https");
   if (url.username !== "" || url.password !== "") throw refused("url must not carry credentials");
   if (allowPrivate) return url;
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost") || (isIP(host) !== 0 && isPrivateAddress(host))) {
-    throw refused(`${url.hostname} is a loopback or private address (the operator has not allowed those)`);
+  const host = normalHost(url.hostname);
+  if (isOwnName(host) || (isIP(host) !== 0 && isPrivateAddress(host))) {
+    throw refused(
+      `${url.hostname} is a loopback, private or reserved address, or this machine's own name (the operator has not allowed those)`,
+    );
   }
   return url;
+}
+
+/** A host name as DNS compares it: brackets off, lower case, the root's trailing dot(s) dropped ("localhost." is localhost). */
+export function normalHost(hostname: string): string {
+  return hostname
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase()
+    .replace(/\.+$/, "");
+}
+
+/** Names that reach this machine whatever DNS says: localhost and its subdomains, and the host's own name (full or short). */
+function isOwnName(host: string): boolean {
+  if (host === "localhost" || host.endsWith(".localhost") || host === "") return true;
+  const own = normalHost(hostname());
+  return own !== "" && (host === own || host === own.split(".")[0]);
 }
