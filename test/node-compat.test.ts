@@ -2,7 +2,17 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ethers, Wallet } from "ethers";
-import { type Abi, createPublicClient, type Hex, keccak256, parseEther, toHex, webSocket } from "viem";
+import {
+  type Abi,
+  createPublicClient,
+  encodeFunctionData,
+  type Hex,
+  keccak256,
+  parseAbi,
+  parseEther,
+  toHex,
+  webSocket,
+} from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../src/auth/api-keys.js";
 import { BridgeERC20 } from "../src/contracts/artifacts.generated.js";
@@ -291,6 +301,60 @@ describe.each([
     ]);
     expect(passed.error, JSON.stringify(passed.error)).toBeUndefined();
     expect((await receiptOf(rt, passed.result as string, q(chainId))).status).toBe("0x1");
+
+    // No eth_simulateV1 here: an outflow cap cannot be judged from logs, so it fails closed...
+    const capped = await keyed.post(
+      "/policies",
+      {
+        name: "capped",
+        wallet_id: wallet!.id,
+        rules: { simulation: { max_token_outflow: [{ max: "10" }] } },
+      },
+      auth,
+    );
+    expect(capped.status, JSON.stringify(capped.json)).toBe(200);
+    const closed = await call("eth_sendTransaction", [
+      { from: wallet!.address, to: DEV_ACCOUNT_2, value: "0x1" },
+    ]);
+    expect(closed.error?.data, JSON.stringify(closed.error)).toMatchObject({
+      code: "POLICY_DENIED",
+      rule: "simulation.max_token_outflow",
+      simulated_with: "eth_call",
+    });
+    expect(closed.error?.message).toContain("cannot simulate with logs");
+    // ...unless the operator chose calldata-only judging: then a grant over the cap is still refused.
+    const deleted = await fetch(`${keyed.url}/policies/${(capped.json as { id: string }).id}`, {
+      method: "DELETE",
+      headers: auth,
+    });
+    expect(deleted.status).toBeLessThan(300);
+    const calldata = await keyed.post(
+      "/policies",
+      {
+        name: "calldata",
+        wallet_id: wallet!.id,
+        rules: { simulation: { calldata_only: true, max_token_outflow: [{ max: "10" }] } },
+      },
+      auth,
+    );
+    expect(calldata.status, JSON.stringify(calldata.json)).toBe(200);
+    const plain = await call("eth_sendTransaction", [
+      { from: wallet!.address, to: DEV_ACCOUNT_2, value: "0x1" },
+    ]);
+    expect(plain.error, JSON.stringify(plain.error)).toBeUndefined();
+    const approve = encodeFunctionData({
+      abi: parseAbi(["function approve(address spender, uint256 amount)"]),
+      functionName: "approve",
+      args: [DEV_ACCOUNT_2, 1000n],
+    });
+    // Sent to an account without code (the call cannot revert): what counts is what the calldata grants.
+    const granted = await call("eth_sendTransaction", [
+      { from: wallet!.address, to: DEV_ACCOUNT_2, data: approve, gas: "0x30000" },
+    ]);
+    expect(granted.error?.data, JSON.stringify(granted.error)).toMatchObject({
+      rule: "simulation.max_token_outflow",
+      outflow: "1000",
+    });
   });
 
   it("a raw transaction with a nonce gap does not take the node out of rotation", async () => {

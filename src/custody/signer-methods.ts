@@ -3,6 +3,7 @@ import type { Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidParams } from "../errors/rpc-errors.js";
 import type { FilterService } from "../filters/filter-service.js";
+import { permitGrants } from "../policies/permit-grants.js";
 import type { PolicyGuard } from "../policies/policy-guard.js";
 import { awaitReceipt, type SyncSendLimits, syncTimeoutMs } from "../rpc/send-raw.js";
 import type { Store } from "../store/database.js";
@@ -123,6 +124,7 @@ export class SignerMethods {
           const { account } = await this.messageSigner(chain, method, owner, params[0] as string, {
             kind: "typed_data",
             domain: (typed.domain ?? {}) as Record<string, unknown>,
+            grants: permitGrants(typed),
           });
           return account.signTypedData(typed);
         });

@@ -1,4 +1,4 @@
-/** Reads what a transaction's calldata moves: ERC20 transfers and approvals, and chaingate's own transports. */
+/** Reads what a transaction's calldata moves: ERC20 transfers, approvals and permits, ERC721 operator grants, and chaingate's own transports. */
 import { decodeFunctionData, type Hex, parseAbi } from "viem";
 
 export interface TokenMovement {
@@ -7,8 +7,18 @@ export interface TokenMovement {
   amount: bigint;
   /** Who gets the tokens, or the allowance (lowercase). */
   beneficiary: string;
-  how: "transfer" | "transferFrom" | "approve" | "sendToken";
+  how:
+    | "transfer"
+    | "transferFrom"
+    | "approve"
+    | "increaseAllowance"
+    | "permit"
+    | "setApprovalForAll"
+    | "sendToken";
 }
+
+/** What an operator grant (setApprovalForAll) is worth: everything the address holds of that token. */
+export const UNLIMITED = 2n ** 256n - 1n;
 
 export interface CallFacts {
   /** 0x + 8 hex, or null for a plain transfer or a deployment. */
@@ -22,6 +32,11 @@ const ERC20 = parseAbi([
   "function transfer(address to, uint256 amount)",
   "function transferFrom(address from, address to, uint256 amount)",
   "function approve(address spender, uint256 amount)",
+  // Grants: each lets another address pull the tokens later (approve-then-pull), so each counts as
+  // the outflow it allows.
+  "function increaseAllowance(address spender, uint256 addedValue)",
+  "function permit(address owner, address spender, uint256 value, uint256 deadline, uint8 v, bytes32 r, bytes32 s)",
+  "function setApprovalForAll(address operator, bool approved)",
 ]);
 
 const ENDPOINT = parseAbi([
@@ -60,7 +75,8 @@ export function decodeCall(to: string | null, data: Hex, isEndpoint: boolean): C
     const call = decodeFunctionData({ abi: ERC20, data });
     switch (call.functionName) {
       case "transfer":
-      case "approve": {
+      case "approve":
+      case "increaseAllowance": {
         const [who, amount] = call.args;
         const beneficiary = who.toLowerCase();
         return {
@@ -73,6 +89,21 @@ export function decodeCall(to: string | null, data: Hex, isEndpoint: boolean): C
         const [, who, amount] = call.args;
         const beneficiary = who.toLowerCase();
         return { selector, beneficiary, token: { token: target, amount, beneficiary, how: "transferFrom" } };
+      }
+      case "permit": {
+        const [, spender, amount] = call.args;
+        const beneficiary = spender.toLowerCase();
+        return { selector, beneficiary, token: { token: target, amount, beneficiary, how: "permit" } };
+      }
+      case "setApprovalForAll": {
+        const [operator, approved] = call.args;
+        const beneficiary = operator.toLowerCase();
+        const amount = approved ? UNLIMITED : 0n;
+        return {
+          selector,
+          beneficiary,
+          token: { token: target, amount, beneficiary, how: "setApprovalForAll" },
+        };
       }
     }
   } catch {

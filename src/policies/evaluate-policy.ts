@@ -20,6 +20,8 @@ export interface MessageFacts {
   kind: "message" | "typed_data" | "authorization";
   /** The EIP-712 domain of typed data. */
   domain?: { name?: unknown; chainId?: unknown; verifyingContract?: unknown };
+  /** What a permit in typed data lets another address take (EIP-2612, DAI, EIP-4494, Permit2): judged under the outflow cap. */
+  grants?: readonly { token: string; amount: bigint }[];
   /** An EIP-7702 authorization: the delegate contract (lower case) and the chain it is for (0: every chain). */
   delegation?: { delegate: string; chainId: number; nonce?: number };
 }
@@ -167,6 +169,8 @@ export function checkMessage(policies: readonly Policy[], message: MessageFacts)
   for (const policy of policies) {
     const r = policy.rules;
     if (r.message_signing === false) return deny(policy, "message_signing", "message signing is not allowed");
+    const overCap = outflowOverCap(policy, new Map((message.grants ?? []).map((g) => [g.token, g.amount])));
+    if (overCap) return overCap;
     if (message.kind !== "typed_data" || r.typed_data_domains === undefined) continue;
     const domain = message.domain ?? {};
     const listed = r.typed_data_domains.some(
@@ -216,6 +220,25 @@ function toBigInt(value: unknown): bigint | undefined {
   }
 }
 
+/** The first token whose outflow (moved or granted) is over the policy's `simulation.max_token_outflow`. */
+function outflowOverCap(policy: Policy, outflows: ReadonlyMap<string, bigint>): Denial | undefined {
+  const limits = policy.rules.simulation?.max_token_outflow ?? [];
+  const anyToken = limits.find((l) => l.token === undefined);
+  for (const [token, amount] of outflows) {
+    const limit = limits.find((l) => l.token?.toLowerCase() === token) ?? anyToken;
+    if (limit !== undefined && amount > BigInt(limit.max))
+      return {
+        ...deny(
+          policy,
+          "simulation.max_token_outflow",
+          `${amount} units of ${token} would leave the address or be granted to another, over the limit of ${limit.max}`,
+        ),
+        details: { token, outflow: amount.toString() },
+      };
+  }
+  return undefined;
+}
+
 /** Whether any policy asks for a simulation before signing. */
 export function wantsSimulation(policies: readonly Policy[]): boolean {
   return policies.some((p) => p.rules.simulation !== undefined);
@@ -242,20 +265,19 @@ export function checkSimulation(
         ...deny(policy, "simulation.refuse_reverts", "the transaction reverts in simulation"),
         details,
       };
-    const limits = rule.max_token_outflow ?? [];
-    const anyToken = limits.find((l) => l.token === undefined);
-    for (const [token, amount] of outflows) {
-      const limit = limits.find((l) => l.token?.toLowerCase() === token) ?? anyToken;
-      if (limit !== undefined && amount > BigInt(limit.max))
-        return {
-          ...deny(
-            policy,
-            "simulation.max_token_outflow",
-            `the simulation moves ${amount} units of ${token} out of the address, over the limit of ${limit.max}`,
-          ),
-          details: { ...details, token, outflow: amount.toString() },
-        };
-    }
+    // Without logs only the call's own calldata is seen: a call through any contract would count as
+    // no outflow, so a cap fails closed unless the operator chose calldata-only judging.
+    if (simulation.logs === null && (rule.max_token_outflow ?? []).length > 0 && rule.calldata_only !== true)
+      return {
+        ...deny(
+          policy,
+          "simulation.max_token_outflow",
+          "the node cannot simulate with logs (no eth_simulateV1), so the outflow cap cannot be judged; refused (set simulation.calldata_only to judge by the call's own calldata)",
+        ),
+        details,
+      };
+    const over = outflowOverCap(policy, outflows);
+    if (over) return { ...over, details: { ...details, ...over.details } };
   }
   return undefined;
 }

@@ -65,9 +65,15 @@ export const PolicyRulesSchema = Type.Object(
               {
                 maxItems: 100,
                 description:
-                  "most ERC20 units one transaction may move out of the address, by the simulated Transfer logs; an entry without `token` limits every token not listed",
+                  "most token units one transaction may move out of the address or grant to another (ERC20 transfers, approvals and permits by their amount; ERC721 transfers and approvals one each, operator grants as everything), by the simulated logs; an entry without `token` limits every token not listed",
               },
             ),
+          ),
+          calldata_only: Type.Optional(
+            Type.Boolean({
+              description:
+                "where the node cannot simulate with logs (no eth_simulateV1), judge the outflow cap by the call's own calldata instead of refusing (default false: refused)",
+            }),
           ),
         },
         {

@@ -4,7 +4,7 @@ import { classifyNodeError, revertDataOf } from "../errors/node-errors.js";
 import { MethodNotServedError, NodeRpcError } from "../errors/rpc-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { nodeRead } from "../upstream/node-reads.js";
-import type { TokenMovement } from "./decode-call.js";
+import { type TokenMovement, UNLIMITED } from "./decode-call.js";
 
 export interface SimulatedLog {
   address: Hex;
@@ -29,8 +29,13 @@ export interface SimulatedCall {
   gas: bigint;
 }
 
-/** ERC20's Transfer(address indexed from, address indexed to, uint256 value). */
+/** Transfer(from, to, value) of ERC20 (3 topics) and ERC721 (the token id as a 4th). */
 const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+/** Approval(owner, spender, value) of ERC20 (3 topics) and ERC721 (the token id as a 4th). */
+const APPROVAL_TOPIC = "0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925";
+/** ApprovalForAll(owner, operator, approved) of ERC721 and ERC1155. */
+const APPROVAL_FOR_ALL_TOPIC = "0x17307eab39ab6107e8899845ad3d59bd9653f200f220920489ca2b5937696c31";
+const ZERO_WORD = `0x${"0".repeat(64)}`;
 
 const hex = (n: bigint): Hex => `0x${n.toString(16)}`;
 
@@ -88,8 +93,10 @@ function fromSimulateV1(blocks: unknown): Simulation {
 }
 
 /**
- * ERC20 amounts leaving `address`, per token (lower case): from the simulated Transfer logs, or,
- * without logs, from the call's own decoded transfer (what eth_call alone lets us see).
+ * Token units leaving `address`, or put where another address may take them, per token (lower
+ * case). From the simulated logs: ERC20 transfers out and allowances granted (their amount), ERC721
+ * transfers out and approvals (one unit each), operator grants (everything: UNLIMITED). Without
+ * logs, from the call's own decoded transfer or grant (what eth_call alone lets us see).
  */
 export function erc20Outflows(
   simulation: Simulation,
@@ -97,18 +104,28 @@ export function erc20Outflows(
   decoded: TokenMovement | null,
 ): Map<string, bigint> {
   const out = new Map<string, bigint>();
-  const add = (token: string, amount: bigint) => out.set(token, (out.get(token) ?? 0n) + amount);
+  const add = (token: string, amount: bigint) => {
+    const sum = (out.get(token) ?? 0n) + amount;
+    out.set(token, sum > UNLIMITED ? UNLIMITED : sum);
+  };
   const from = address.toLowerCase();
   if (simulation.logs === null) {
-    if (decoded && decoded.how !== "approve") add(decoded.token, decoded.amount);
+    if (decoded) add(decoded.token, decoded.amount);
     return out;
   }
   for (const log of simulation.logs) {
-    // Three topics: ERC20 (ERC721's Transfer indexes the token id as a fourth).
-    if (log.topics.length !== 3 || log.topics[0]?.toLowerCase() !== TRANSFER_TOPIC) continue;
-    if (`0x${log.topics[1]!.slice(26)}`.toLowerCase() !== from) continue;
-    if (log.data.length < 66) continue;
-    add(log.address.toLowerCase(), hexToBigInt(log.data.slice(0, 66) as Hex));
+    const topic = log.topics[0]?.toLowerCase();
+    if (log.topics.length < 3 || `0x${log.topics[1]!.slice(26)}`.toLowerCase() !== from) continue;
+    const token = log.address.toLowerCase();
+    const word = log.data.length >= 66 ? hexToBigInt(log.data.slice(0, 66) as Hex) : undefined;
+    if (topic === TRANSFER_TOPIC || topic === APPROVAL_TOPIC) {
+      // ERC721 (a 4th topic): one token moved, or one token's approval (to nobody: revoked).
+      if (log.topics.length === 4) {
+        if (topic === TRANSFER_TOPIC || log.topics[2]!.toLowerCase() !== ZERO_WORD) add(token, 1n);
+      } else if (word !== undefined) add(token, word);
+    } else if (topic === APPROVAL_FOR_ALL_TOPIC && word !== undefined && word !== 0n) {
+      add(token, UNLIMITED);
+    }
   }
   return out;
 }

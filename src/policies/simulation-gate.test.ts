@@ -1,4 +1,5 @@
 import { encodeFunctionData, type Hex, parseAbi, parseEther, toHex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import { type Envelope, nodeCall, nodeReceipt, nodeUrlOf } from "../test-support/chain-helpers.js";
@@ -7,9 +8,18 @@ import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime
 import { ok } from "../test-support/token-helpers.js";
 
 const PASSWORD = "simulation-password";
-const ERC20 = parseAbi(["function transfer(address to, uint256 amount) returns (bool)"]);
+const ERC20 = parseAbi([
+  "function transfer(address to, uint256 amount) returns (bool)",
+  "function approve(address spender, uint256 amount) returns (bool)",
+  "function transferFrom(address from, address to, uint256 amount) returns (bool)",
+  "function allowance(address owner, address spender) view returns (uint256)",
+]);
+const approve = (amount: bigint) =>
+  encodeFunctionData({ abi: ERC20, functionName: "approve", args: [THIEF.address, amount] });
 const transfer = (amount: bigint) =>
   encodeFunctionData({ abi: ERC20, functionName: "transfer", args: [DEV_ACCOUNT_2, amount] });
+/** Someone the custody address must not let take its tokens. */
+const THIEF = privateKeyToAccount(generatePrivateKey());
 const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
 
 describe("simulation as a policy gate", () => {
@@ -121,5 +131,134 @@ describe("simulation as a policy gate", () => {
     expect(entries.filter((e) => e.decision === "denied").map((e) => e.rule)).toEqual(
       expect.arrayContaining(["simulation.max_token_outflow", "simulation.refuse_reverts"]),
     );
+  });
+
+  it("approve-then-pull: a grant over the cap is refused like a transfer over it, and the thief can pull nothing", async () => {
+    const before = await pending();
+    const refused = await rpc("eth_sendTransaction", [
+      { from: wallet.address, to: token, data: approve(parseEther("1000")) },
+    ]);
+    expect(refused.error?.data, JSON.stringify(refused.error)).toMatchObject({
+      code: "POLICY_DENIED",
+      rule: "simulation.max_token_outflow",
+      simulated_with: "eth_simulateV1",
+      outflow: parseEther("1000").toString(),
+    });
+    expect(await pending()).toBe(before);
+    const allowance = () =>
+      nodeCall(nodeUrlOf(rt), "eth_call", [
+        {
+          to: token,
+          data: encodeFunctionData({
+            abi: ERC20,
+            functionName: "allowance",
+            args: [wallet.address, THIEF.address],
+          }),
+        },
+        "latest",
+      ]);
+    expect(BigInt((await allowance()) as string)).toBe(0n);
+    // The thief's own transferFrom finds no allowance: it reverts on the node.
+    await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [THIEF.address, toHex(10n ** 18n)]);
+    const pull = await nodeCall(nodeUrlOf(rt), "eth_estimateGas", [
+      {
+        from: THIEF.address,
+        to: token,
+        data: encodeFunctionData({
+          abi: ERC20,
+          functionName: "transferFrom",
+          args: [wallet.address, THIEF.address, parseEther("1000")],
+        }),
+      },
+    ]).then(
+      () => "ran",
+      (error: Error) => error.message,
+    );
+    expect(pull).not.toBe("ran");
+    // A grant within the cap is signed and mined.
+    const small = await rpc("eth_sendTransaction", [
+      { from: wallet.address, to: token, data: approve(parseEther("5")) },
+    ]);
+    expect(small.error, JSON.stringify(small.error)).toBeUndefined();
+    expect((await mined(small.result)).status).toBe("0x1");
+    expect(BigInt((await allowance()) as string)).toBe(parseEther("5"));
+  });
+
+  it("a permit signed as typed data is judged under the same cap (EIP-2612 and Permit2)", async () => {
+    const permit = (value: bigint) => ({
+      types: {
+        EIP712Domain: [
+          { name: "name", type: "string" },
+          { name: "chainId", type: "uint256" },
+          { name: "verifyingContract", type: "address" },
+        ],
+        Permit: [
+          { name: "owner", type: "address" },
+          { name: "spender", type: "address" },
+          { name: "value", type: "uint256" },
+          { name: "nonce", type: "uint256" },
+          { name: "deadline", type: "uint256" },
+        ],
+      },
+      primaryType: "Permit",
+      domain: { name: "Gate Coin", chainId: 1001, verifyingContract: token },
+      message: {
+        owner: wallet.address,
+        spender: THIEF.address,
+        value: value.toString(),
+        nonce: 0,
+        deadline: 2 ** 40,
+      },
+    });
+    const refused = await rpc("eth_signTypedData_v4", [
+      wallet.address,
+      JSON.stringify(permit(parseEther("1000"))),
+    ]);
+    expect(refused.error?.data, JSON.stringify(refused.error)).toMatchObject({
+      code: "POLICY_DENIED",
+      rule: "simulation.max_token_outflow",
+      outflow: parseEther("1000").toString(),
+    });
+    const signed = await rpc("eth_signTypedData_v4", [
+      wallet.address,
+      JSON.stringify(permit(parseEther("5"))),
+    ]);
+    expect(signed.error, JSON.stringify(signed.error)).toBeUndefined();
+    expect(String(signed.result)).toMatch(/^0x[0-9a-f]{130}$/);
+    const permit2 = {
+      types: {
+        EIP712Domain: [
+          { name: "name", type: "string" },
+          { name: "chainId", type: "uint256" },
+          { name: "verifyingContract", type: "address" },
+        ],
+        PermitDetails: [
+          { name: "token", type: "address" },
+          { name: "amount", type: "uint160" },
+          { name: "expiration", type: "uint48" },
+          { name: "nonce", type: "uint48" },
+        ],
+        PermitSingle: [
+          { name: "details", type: "PermitDetails" },
+          { name: "spender", type: "address" },
+          { name: "sigDeadline", type: "uint256" },
+        ],
+      },
+      primaryType: "PermitSingle",
+      domain: {
+        name: "Permit2",
+        chainId: 1001,
+        verifyingContract: "0x000000000022D473030F116dDEE9F6B43aC78BA3",
+      },
+      message: {
+        details: { token, amount: parseEther("1000").toString(), expiration: 2 ** 40, nonce: 0 },
+        spender: THIEF.address,
+        sigDeadline: 2 ** 40,
+      },
+    };
+    const viaPermit2 = await rpc("eth_signTypedData_v4", [wallet.address, JSON.stringify(permit2)]);
+    expect(viaPermit2.error?.data, JSON.stringify(viaPermit2.error)).toMatchObject({
+      rule: "simulation.max_token_outflow",
+    });
   });
 });
