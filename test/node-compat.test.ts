@@ -181,6 +181,57 @@ describe.each([
     expect(await result<string>(rt, "eth_blockNumber", [], q(chainId))).toMatch(/^0x/);
   });
 
+  it("EIP-7702 only where the node has Prague: elsewhere refused before anything is signed or reserved, and the address is not stranded", async () => {
+    const wallet = await fundedWallet();
+    const prague = name === "Hardhat";
+    const nonceBefore = await nodeCall(nodeOf(chainId).url, "eth_getTransactionCount", [
+      wallet.address,
+      "pending",
+    ]);
+    const typed = await send(wallet, chainId, {
+      to: wallet.address,
+      authorizations: [{ delegate: DEV_ACCOUNT_2 }],
+    });
+    if (prague) {
+      expect(typed.status, JSON.stringify(typed.json)).toBe(200);
+      await receiptOf(rt, (typed.json as { tx_hash: string }).tx_hash, q(chainId));
+    } else {
+      // Ganache (Shanghai) would answer "invalid RLP" and leave nonce + 1 reserved for ever.
+      expect(typed.status, JSON.stringify(typed.json)).toBe(422);
+      expect(typed.json).toMatchObject({ code: "CHAIN_LACKS_FEATURE" });
+      expect(String((typed.json as { detail: string }).detail)).toContain(`chain ${chainId}`);
+      expect(
+        await nodeCall(nodeOf(chainId).url, "eth_getTransactionCount", [wallet.address, "pending"]),
+      ).toBe(nonceBefore);
+      const unlocked = (
+        await rt.post(`/${q(chainId)}`, {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "personal_unlockAccount",
+          params: [wallet.address, PASSWORD, 60],
+        })
+      ).json as Envelope;
+      expect(unlocked.result).toBe(true);
+      const signed = (
+        await rt.post(`/${q(chainId)}`, {
+          jsonrpc: "2.0",
+          id: 2,
+          method: "eth_signAuthorization",
+          params: [wallet.address, { address: DEV_ACCOUNT_2 }],
+        })
+      ).json as Envelope;
+      expect(signed.error?.data, JSON.stringify(signed.error)).toMatchObject({ code: "CHAIN_LACKS_FEATURE" });
+    }
+    // Either way the address's next plain sends are mined at once (no reserved nonce left behind).
+    for (let i = 0; i < 2; i++) {
+      const next = await send(wallet, chainId, { to: DEV_ACCOUNT_2, value: "1" });
+      expect(next.status, JSON.stringify(next.json)).toBe(200);
+      expect((await receiptOf(rt, (next.json as { tx_hash: string }).tx_hash, q(chainId))).status).toBe(
+        "0x1",
+      );
+    }
+  });
+
   it("a method the node lacks answers -32601 naming the chain, whatever code the node gave it", async () => {
     const call = [{ blockStateCalls: [{ calls: [] }] }, "latest"];
     const own = await fetch(nodeOf(chainId).url, {

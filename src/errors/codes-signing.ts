@@ -80,6 +80,12 @@ export const SIGNING_CODES = {
     meaning:
       "another payload was already signed at this nonce of the address (`data.nonce`, `data.tx_hash`); chaingate signs one per nonce",
   },
+  CHAIN_LACKS_FEATURE: {
+    status: 422,
+    rpc: RPC_TX_REJECTED,
+    meaning:
+      "the chain's nodes cannot take this kind of transaction (a type-4 EIP-7702 transaction or authorization before Prague); nothing was signed or reserved",
+  },
   UNSUPPORTED_CAPABILITY: {
     status: 400,
     rpc: RPC_UNSUPPORTED_CAPABILITY,

@@ -1,18 +1,18 @@
 import fc from "fast-check";
-import { encodeFunctionData, pad, parseAbi } from "viem";
+import { encodeFunctionData, type Hex, pad, parseAbi } from "viem";
 import { expect, it } from "vitest";
 import { decodeCall, UNLIMITED } from "./decode-call.js";
 import { permitGrants } from "./permit-grants.js";
 import { erc20Outflows, type Simulation } from "./simulate-transaction.js";
 
-const OWNER = "0x1111111111111111111111111111111111111111";
-const OTHER = "0x2222222222222222222222222222222222222222";
-const TOKEN = "0x3333333333333333333333333333333333333333";
-const TRANSFER = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
-const APPROVAL = "0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925";
-const APPROVAL_FOR_ALL = "0x17307eab39ab6107e8899845ad3d59bd9653f200f220920489ca2b5937696c31";
+const OWNER: Hex = "0x1111111111111111111111111111111111111111";
+const OTHER: Hex = "0x2222222222222222222222222222222222222222";
+const TOKEN: Hex = "0x3333333333333333333333333333333333333333";
+const TRANSFER: Hex = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+const APPROVAL: Hex = "0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925";
+const APPROVAL_FOR_ALL: Hex = "0x17307eab39ab6107e8899845ad3d59bd9653f200f220920489ca2b5937696c31";
 const word = (n: bigint) => pad(`0x${n.toString(16)}`, { size: 32 });
-const log = (topics: string[], data = "0x") => ({ address: TOKEN, topics, data });
+const log = (topics: Hex[], data: Hex = "0x") => ({ address: TOKEN, topics, data });
 const simulated = (logs: Simulation["logs"]): Simulation => ({
   via: "eth_simulateV1",
   reverted: false,

@@ -3,6 +3,7 @@ import { getAddress, type Hex, type LocalAccount, type SignedAuthorization } fro
 import { recoverAuthorizationAddress } from "viem/utils";
 import { invalidParams } from "../errors/rpc-errors.js";
 import type { PolicyGuard } from "../policies/policy-guard.js";
+import { requirePrague } from "../upstream/chain-features.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import {
   type AuthorizationEntry,
@@ -44,6 +45,8 @@ export class CustodyAuthorizations {
     via: string,
     signerOf: SignerOf,
   ): Promise<SignedAuthorization> {
+    // An authorization for a chain that cannot use it is refused before anything else happens.
+    await requirePrague(chain, "an EIP-7702 authorization");
     const signer = await signerOf(owner, request.authority);
     const chainId = request.chainId ?? chain.chainId;
     const nonce = request.nonce ?? (await this.options.nextNonce(chain, signer.account.address));
@@ -68,6 +71,7 @@ export class CustodyAuthorizations {
     via: string,
     signerOf: SignerOf,
   ): Promise<AuthorizationPlan> {
+    if (items.length > 0) await requirePrague(chain, "a type-4 (EIP-7702) transaction");
     const signed: AuthorizationEntry[] = [];
     let self: AuthorizationPlan["self"];
     const authorities = new Set<string>();

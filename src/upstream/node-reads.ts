@@ -52,6 +52,7 @@ export interface NodeLog {
 /** The node methods chaingate calls for itself, with their params and the result it may rely on. */
 export interface NodeMethods {
   eth_chainId: { params: []; result: Hex };
+  eth_config: { params: []; result: Record<string, unknown> };
   eth_blockNumber: { params: []; result: Hex };
   eth_syncing: { params: []; result: false | Record<string, unknown> };
   eth_accounts: { params: []; result: Hex[] };
@@ -121,6 +122,7 @@ const isLog = (v: unknown): v is NodeLog =>
 
 const GUARDS: { readonly [M in NodeMethod]: (v: unknown) => v is NodeMethods[M]["result"] } = {
   eth_chainId: isQuantity,
+  eth_config: isObject,
   eth_blockNumber: isQuantity,
   eth_syncing: (v): v is false | Record<string, unknown> => v === false || isObject(v),
   eth_accounts: (v): v is Hex[] => Array.isArray(v) && v.every((a) => typeof a === "string"),
