@@ -6,7 +6,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  * (answered it, or holds it open to cut a caller off mid-request). The calls of a JSON-RPC batch
  * are shown one by one: one taken takes the whole request, so with batches only hold or drop it.
  */
-export type Intercept = (method: string | undefined, id: unknown, response: ServerResponse) => boolean;
+export type Intercept = (
+  method: string | undefined,
+  id: unknown,
+  response: ServerResponse,
+  /** The call itself (with its params), to forward or read. */
+  call: { method?: string; id?: unknown; params?: unknown[] },
+) => boolean;
 
 export interface RpcProxy {
   url: string;
@@ -43,8 +49,8 @@ export async function startRpcProxy(
       const parsed = JSON.parse(body) as { method?: string; id?: unknown } | { method?: string }[];
       for (const call of [parsed].flat())
         if (call.method) counts.set(call.method, (counts.get(call.method) ?? 0) + 1);
-      const calls = [parsed].flat() as { method?: string; id?: unknown }[];
-      if (intercept && calls.some((call) => intercept(call.method, call.id, response))) return;
+      const calls = [parsed].flat() as { method?: string; id?: unknown; params?: unknown[] }[];
+      if (intercept && calls.some((call) => intercept(call.method, call.id, response, call))) return;
       fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
         .then(async (answer) => {
           let text = await answer.text();

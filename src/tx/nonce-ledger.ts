@@ -90,6 +90,16 @@ export class NonceLedger {
     return next;
   }
 
+  /** Sets the next nonce (convergence, under the row's lock): it may lower it, to nonces the chain refused. */
+  async setNext(trx: Transaction<Database>, chainId: number, address: string, next: number): Promise<void> {
+    await trx
+      .insertInto("nonce_ledger")
+      .values({ chain_id: chainId, address: address.toLowerCase(), next_nonce: next })
+      .onConflict((oc) => oc.columns(["chain_id", "address"]).doUpdateSet({ next_nonce: next }))
+      .execute();
+    this.synced.add(`${chainId}:${address.toLowerCase()}`);
+  }
+
   /** The next nonce, read without taking it (eth_signTransaction). */
   async peek(chainId: number, address: string, db: Db = this.store.db): Promise<number> {
     const row = await db

@@ -26,9 +26,11 @@ export async function broadcast(ctx: TrackerContext, chain: Chain, row: Transact
           state: "dropped",
           error: `nonce ${row.nonce} was used by another transaction`,
         });
+        await ctx.settle(chain, row);
         return;
       }
       await ctx.update(row, { state: "failed", error: error.message });
+      await ctx.settle(chain, row);
       return;
     }
   }

@@ -4,7 +4,7 @@ import { isChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { type NodeReceipt, nodeRead, sendRawTransaction } from "../upstream/node-reads.js";
+import { type NodeReceipt, nodeRead, nonceOf, sendRawTransaction } from "../upstream/node-reads.js";
 import { authorizationsOf } from "./authorizations.js";
 import { replacementFees } from "./fee-bump.js";
 import { revertOf } from "./revert-replay.js";
@@ -58,9 +58,26 @@ export async function followSent(ctx: TrackerContext, chain: Chain, row: Transac
   if (known === null && (sentAt < ctx.startedAt || age >= ctx.options.resendAfterMs)) {
     ctx.options.logger.info({ hash: row.tx_hash }, "transaction left the node's pool; resending");
     await broadcast(ctx, chain, { ...row, state: "sent" });
-  } else if (known && age >= ctx.options.replaceAfterMs) {
+  } else if (known && (age >= ctx.options.replaceAfterMs || (await heldNotReady(ctx, chain, row, age)))) {
     await replace(ctx, chain, row);
   }
+}
+
+/**
+ * The node holds the transaction but does not count it as pending though its nonce is the
+ * account's next: it will not mine it (anvil's pool never promotes a transaction queued behind a
+ * nonce that an EIP-7702 authorization used instead of a transaction). Resending the same bytes
+ * answers "already known"; a replacement at the same nonce is judged afresh.
+ */
+async function heldNotReady(
+  ctx: TrackerContext,
+  chain: Chain,
+  row: TransactionsTable,
+  age: number,
+): Promise<boolean> {
+  if (age < ctx.options.resendAfterMs) return false;
+  const pending = await nonceOf(chain, row.from_address).catch(() => undefined);
+  return pending === row.nonce;
 }
 
 /** When the transaction a replacement replaced is mined after all, the rows say so. */

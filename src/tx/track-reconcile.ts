@@ -1,10 +1,27 @@
 /** The tracker's reconcile job: records of recent blocks checked against the chain after it may have lost state. */
 
+import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { headOf as askHead } from "../upstream/node-reads.js";
 import { broadcast } from "./track-broadcast.js";
 import { BATCH, type TrackerContext } from "./tracker-context.js";
 import { heldByPipeline } from "./transaction-states.js";
+
+/** Never-mined failures and drops this recent are converged again at start. */
+const REFUSALS_WINDOW_MS = 24 * 3600_000;
+
+function recentRefusals(ctx: TrackerContext, chain: Chain): Promise<TransactionsTable[]> {
+  return ctx.options.store.db
+    .selectFrom("transactions")
+    .selectAll()
+    .where("chain_id", "=", chain.chainId)
+    .where("state", "in", ["failed", "dropped"])
+    .where("block_number", "is", null)
+    .where("updated_at", ">=", ctx.now() - REFUSALS_WINDOW_MS)
+    .orderBy("updated_at", "desc")
+    .limit(BATCH)
+    .execute();
+}
 
 /**
  * After a chain may have lost state (a restarted node, a head that went back), records mined in this
@@ -30,7 +47,7 @@ export async function reconcile(ctx: TrackerContext, chain: Chain): Promise<void
     .orderBy("nonce")
     .limit(BATCH)
     .execute();
-  const touched = new Set<string>();
+  const touched = new Map<string, TransactionsTable>();
   let lost = 0;
   // The receipts go out together (batched), so a restart checks 500 records in a few requests;
   // a receipt that cannot be read fails the pass, which is tried again (the chain stays marked).
@@ -39,7 +56,7 @@ export async function reconcile(ctx: TrackerContext, chain: Chain): Promise<void
     recorded.map((row, i) => {
       const receipt = receipts[i];
       if (receipt?.blockHash === row.block_hash) return undefined;
-      touched.add(row.from_address);
+      touched.set(row.from_address, row);
       if (receipt) {
         return ctx.update(row, {
           state: receipt.status === "0x1" ? "mined" : "failed",
@@ -57,10 +74,13 @@ export async function reconcile(ctx: TrackerContext, chain: Chain): Promise<void
     (row) => !heldByPipeline(row, ctx.startedAt, now),
   );
   for (const row of queued) {
-    touched.add(row.from_address);
+    touched.set(row.from_address, row);
     await broadcast(ctx, chain, row);
   }
-  for (const address of touched) await ctx.realign(chain, address);
+  // Refusals of the last day whose clean-up a crash may have cut short (the ledger left past them).
+  for (const row of await recentRefusals(ctx, chain))
+    if (!touched.has(row.from_address)) touched.set(row.from_address, row);
+  for (const row of touched.values()) await ctx.settle(chain, row);
   if (lost > 0 || queued.length > 0)
     logger.warn({ chainId: chain.chainId, lost, resent: queued.length }, "reconciled records with the chain");
 }

@@ -72,6 +72,26 @@ export class TrackerContext {
     return receiptOf(chain, hash, { batch: true });
   }
 
+  /**
+   * A stored transaction that will never be mined leaves its nonce (and its own authorization's)
+   * unused: the address's ledger converges to the chain, gaps filled by its signer where one is at
+   * hand (an unlocked or unattended wallet); deferred to later passes when the chain cannot be read.
+   */
+  async settle(
+    chain: Chain,
+    row: Pick<TransactionsTable, "from_address" | "wallet_id" | "address_index" | "owner">,
+  ): Promise<void> {
+    const account =
+      this.options.signers.get(row.from_address) ?? (await this.options.fallbackSigner?.(row.from_address));
+    await this.options.pipeline.settle(
+      chain,
+      row.from_address,
+      account === undefined
+        ? undefined
+        : { account, walletId: row.wallet_id, addressIndex: row.address_index, owner: row.owner },
+    );
+  }
+
   /** Sets the address's ledger from the chain's pending nonce and the records still on their way. */
   async realign(chain: Chain, address: string): Promise<void> {
     const pending = await nonceOf(chain, address);

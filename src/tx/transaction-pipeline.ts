@@ -14,6 +14,7 @@ import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { sendRawTransaction } from "../upstream/node-reads.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
+import { type ConvergenceDeps, converge } from "./nonce-convergence.js";
 import {
   MAX_HANDED_OUT,
   NonceGuard,
@@ -61,10 +62,12 @@ export class TransactionPipeline {
   private readonly now: () => number;
   private readonly nonces = new NonceGuard();
   private readonly states: TransactionStates;
+  private readonly convergence: ConvergenceDeps;
 
   constructor(private readonly options: PipelineOptions) {
     this.now = options.now ?? Date.now;
     this.states = new TransactionStates(options.store, this.now);
+    this.convergence = { ...options, states: this.states, now: this.now };
   }
 
   async submit(op: SignedOperation): Promise<Submitted> {
@@ -95,7 +98,7 @@ export class TransactionPipeline {
       const fate = refusal === undefined ? "taken" : await fateOf(op, row, refusal, this.options.logger);
       if (fate === "nonce_used") {
         await this.markFailed(row, `nonce ${row.nonce} already used on chain; resent with a new nonce`);
-        await this.options.ledger.sync(op.chain, from);
+        await this.settle(op.chain, from, op);
         if (attempt < NONCE_RETRIES && op.nonce === undefined) continue;
         throw sendRejected(refusal!);
       }
@@ -244,42 +247,68 @@ export class TransactionPipeline {
   }
 
   /**
-   * The node refused the transaction, so its nonce was never used: give it back, or, when later
-   * nonces are already out, fill it with a zero-value transfer to self so they are not stuck.
+   * The node refused the transaction, so its nonce (and its own authorization's) was never used:
+   * the ledger converges to the chain, gaps before later records filled (see nonce-convergence.ts).
    */
   private async refuse(op: SignedOperation, row: TransactionsTable, reason: string): Promise<void> {
-    const { store, ledger, logger } = this.options;
-    const filler = await store.db.transaction().execute(async (trx) => {
-      await this.failIn(trx, row, reason);
-      const outcome = await ledger.release(trx, op.chain.chainId, op.account.address, row.nonce);
-      if (outcome === "freed") return undefined;
-      const fees = await this.options.fees.get(op.chain);
-      // A plain zero transfer to self: nothing of the refused one (its access list, its authorizations).
-      const { accessList: _list, authorizations: _authorizations, ...plain } = op;
-      return this.signAndInsert(
-        trx,
-        {
-          ...plain,
-          to: op.account.address,
-          data: "0x",
-          value: 0n,
-          kind: "filler",
-          metadata: { fills_for: row.id },
-        },
-        21_000n,
-        fees,
-        row.nonce,
-      );
-    });
-    if (!filler) return;
+    await this.markFailed(row, reason);
+    await this.settle(op.chain, op.account.address, op);
+  }
+
+  /** Addresses whose convergence failed (the node or the store was away): the tracker tries them again each pass. */
+  private readonly unsettled = new Map<
+    string,
+    { chain: Chain; address: string; from: Parameters<TransactionPipeline["converge"]>[2] }
+  >();
+
+  /**
+   * Converges now, or, when the chain or the store cannot be read, on the tracker's next passes:
+   * a refusal is answered whatever happens to its clean-up.
+   */
+  async settle(
+    chain: Chain,
+    address: string,
+    from?: Parameters<TransactionPipeline["converge"]>[2],
+  ): Promise<void> {
+    const key = `${chain.chainId}:${address.toLowerCase()}`;
     try {
-      await sendRawTransaction(op.chain, filler.raw as Hex);
-      await this.markSent(filler);
+      await this.converge(chain, address, from);
+      this.unsettled.delete(key);
     } catch (error) {
-      logger.warn(
-        { err: error, nonce: row.nonce },
-        "gap filler not accepted yet; the tracker will resend it",
-      );
+      this.options.logger.warn({ err: error, chainId: chain.chainId, address }, "nonce convergence deferred");
+      const known = this.unsettled.get(key);
+      this.unsettled.set(key, { chain, address, from: from ?? known?.from });
     }
+  }
+
+  /** The tracker's pass: every address whose convergence was deferred, tried again. */
+  async settleDeferred(): Promise<void> {
+    for (const { chain, address, from } of [...this.unsettled.values()])
+      await this.settle(chain, address, from);
+  }
+
+  /**
+   * The address's ledger set from the chain and its live records, gaps filled with the signer of
+   * `from` (its wallet and owner on the fillers); without one, the gaps wait for the next signature.
+   */
+  converge(
+    chain: Chain,
+    address: string,
+    from?: Pick<SignedOperation, "account"> & Partial<SignedOperation>,
+  ): Promise<{ next: number; filled: number[] }> {
+    const template: SignedOperation | undefined =
+      from === undefined
+        ? undefined
+        : {
+            walletId: null,
+            addressIndex: null,
+            to: null,
+            data: "0x",
+            value: 0n,
+            kind: "filler",
+            ...from,
+            chain,
+          };
+    return converge(this.convergence, chain, address, template);
   }
 }

@@ -43,6 +43,7 @@ export class TransactionTracker {
 
   /** One pass over every chain; exposed so tests and shutdown can drive it. */
   async tick(): Promise<void> {
+    await this.ctx.options.pipeline.settleDeferred();
     await Promise.all(this.ctx.options.chains.all().map((chain) => this.tickChain(chain)));
   }
 

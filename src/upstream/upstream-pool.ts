@@ -127,11 +127,12 @@ export class UpstreamPool {
     return m.status === "verified" && !m.recheck;
   }
 
-  private fault(member: Member): void {
+  private fault(member: Member, error?: unknown): void {
     member.faults++;
     member.consecutiveFaults++;
     member.coolUntil = Date.now() + COOLDOWN_MS * Math.min(member.consecutiveFaults, 15);
-    member.recheck = true;
+    // A node that said it is rate-limiting answered as itself: cooled, but its chain id is not in doubt.
+    if (!(error instanceof UpstreamRateLimited)) member.recheck = true;
   }
 
   /**
@@ -305,7 +306,7 @@ export class UpstreamPool {
             continue;
           }
         }
-        this.fault(member);
+        this.fault(member, error);
         lastFault = error;
       }
     }
