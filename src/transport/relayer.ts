@@ -6,7 +6,7 @@ import type { Store } from "../store/database.js";
 import { finalTransaction } from "../tx/transaction-lookup.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
-import type { ChainTrust } from "./chain-trust.js";
+import type { ChainTrust } from "../upstream/chain-trust.js";
 import { Delivery } from "./delivery.js";
 import type { LaneLimits } from "./lane-limits.js";
 import { Refund } from "./refund.js";

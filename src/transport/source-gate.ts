@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { Hex } from "viem";
 import type { TransportsTable } from "../store/schema.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
-import type { ChainTrust } from "./chain-trust.js";
+import type { ChainTrust } from "../upstream/chain-trust.js";
 import { transportOfSent } from "./endpoint-events.js";
 import type { LaneLimits } from "./lane-limits.js";
 import { verifySource } from "./source-quorum.js";

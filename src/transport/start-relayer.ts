@@ -5,7 +5,7 @@ import type { Lifecycle } from "../lifecycle/shutdown.js";
 import type { Store } from "../store/database.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
-import { chainTrust } from "./chain-trust.js";
+import { chainTrust } from "../upstream/chain-trust.js";
 import type { LaneLimits } from "./lane-limits.js";
 import { Relayer } from "./relayer.js";
 

@@ -8,6 +8,7 @@ import { PolicyStore } from "../policies/policy-store.js";
 import { simulateTransaction } from "../policies/simulate-transaction.js";
 import type { Store } from "../store/database.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
+import { chainTrust } from "../upstream/chain-trust.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import { CustodyAuthorizations } from "./custody-authorizations.js";
 import { FeeOracle } from "./fee-oracle.js";
@@ -94,6 +95,7 @@ export function startTransactions(
     chains,
     logger,
     confirmations: config.confirmations,
+    finality: (chainId) => chainTrust(config, chainId).finality,
     intervalMs: config.trackerIntervalMs,
     resendAfterMs: config.resendAfterMs,
     replaceAfterMs: config.replaceAfterMs,

@@ -30,13 +30,13 @@ export async function followSent(ctx: TrackerContext, chain: Chain, row: Transac
     // The node is at least here: `latest` answers cached for an older head must not be served any more.
     chain.head?.observe(blockNumber);
     if (receipt.status === "0x1") {
-      // A "stuck: ..." note from a refused fee bump no longer holds. With one confirmation (the
+      // A "stuck: ..." note from a refused fee bump no longer holds. With a finality of one block (the
       // transaction's own block) the receipt just read is the confirmation: the row goes on to
       // "confirmed" in the same write, without a block read of its own.
       await ctx.update(
         row,
         { state: "mined", block_number: blockNumber, block_hash: receipt.blockHash, error: null },
-        ctx.options.confirmations === 1 ? "confirmed" : undefined,
+        ctx.finalityOf(chain) === 1 ? "confirmed" : undefined,
       );
     } else {
       await ctx.update(row, {

@@ -1,6 +1,7 @@
 /** What the tracker's jobs share: its options, the lifecycle writer, the clock and the reads every job makes. */
 import type { Logger } from "pino";
 import type { LocalAccount } from "viem";
+import type { Finality } from "../config/config.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
@@ -15,8 +16,13 @@ export interface TrackerOptions {
   store: Store;
   chains: ChainRegistry;
   logger: Logger;
-  /** Blocks (including the transaction's own) before a mined transaction counts as confirmed. */
+  /** Blocks (including the transaction's own) before a mined transaction counts as confirmed, at least. */
   confirmations: number;
+  /**
+   * Each chain's finality rule (the relayer's: upstream/chain-trust.ts): `confirmed` means final by
+   * it. Absent: `confirmations` on every chain.
+   */
+  finality?: (chainId: number) => Finality;
   intervalMs: number;
   /** A sent transaction the node no longer knows is resent after this long. */
   resendAfterMs: number;
@@ -65,6 +71,12 @@ export class TrackerContext {
   /** Moves a row on, if no one else did first (see TransactionStates.move: rows moved alike in one turn share one statement). */
   update(row: TransactionsTable, set: Partial<TransactionsTable>, then?: TxState): Promise<void> {
     return this.states.move(row, { set, ...(then === undefined ? {} : { then }) });
+  }
+
+  /** The chain's rule for `confirmed`: a depth (at least --confirmations), or the node's finalized block. */
+  finalityOf(chain: Chain): Finality {
+    const rule = this.options.finality?.(chain.chainId) ?? this.options.confirmations;
+    return rule === "finalized" ? rule : Math.max(rule, this.options.confirmations);
   }
 
   receipt(chain: Chain, hash: string): Promise<NodeReceipt | null> {

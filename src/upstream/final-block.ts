@@ -1,7 +1,7 @@
 /** The highest block of a chain that is final by its rule: through the pool (the scan), or on one upstream (the quorum). */
 import type { Finality } from "../config/config.js";
-import type { Chain } from "../upstream/chain-registry.js";
-import { headOf, type NodeMethod, type NodeMethods, nodeRead } from "../upstream/node-reads.js";
+import type { Chain } from "./chain-registry.js";
+import { headOf, type NodeMethod, type NodeMethods, nodeRead } from "./node-reads.js";
 
 /** A typed node read, through the pool or on one upstream. */
 export type Ask = <M extends NodeMethod>(
