@@ -47,6 +47,7 @@ import { errorText } from "./rpc/envelope.js";
 import { methodPolicy } from "./rpc/method-policy.js";
 import type { ResponseCache } from "./rpc/response-cache.js";
 import type { Store } from "./store/database.js";
+import type { HeldSlots } from "./store/held-slots.js";
 import type { LaneLimits } from "./transport/lane-limits.js";
 import type { IdempotencyStore } from "./tx/idempotency.js";
 import type { TransactionService } from "./tx/transaction-service.js";
@@ -88,6 +89,8 @@ export interface AppDeps {
   lanes: LaneLimits;
   /** This instance's share of a per-key cap: the caps hold for every instance on the store. */
   share?: (cap: number) => number;
+  /** Per-key WebSocket slots counted over the instances of a shared store. */
+  slots?: HeldSlots;
   embedded?: (chainId: number) => EmbeddedStatus | undefined;
 }
 
@@ -249,6 +252,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logs: deps.logs,
     socketsPerKey: config.limits.socketsPerKey,
     ...(deps.share ? { share: deps.share } : {}),
+    ...(deps.slots ? { slots: deps.slots } : {}),
   });
   await app.register(rpcRoutes, {
     chains: deps.chains,

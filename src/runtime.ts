@@ -24,6 +24,7 @@ import { upstreamTraitsOf } from "./rpc/method-table.js";
 import { ResponseCache } from "./rpc/response-cache.js";
 import { prepareDataDirOrWarn } from "./store/data-dir.js";
 import type { Store } from "./store/database.js";
+import { HeldSlots } from "./store/held-slots.js";
 import { HEARTBEAT_MS, InstanceRegistry } from "./store/instance-registry.js";
 import { openConfiguredStore } from "./store/open-configured-store.js";
 import { tokenOperations } from "./tokens/token-operations.js";
@@ -89,7 +90,18 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     // Per-key limits are divided among the instances alive on the store (their heartbeats).
     const registry = new InstanceRegistry(store);
     await registry.beat();
-    startPeriodic({ name: "instance heartbeat", everyMs: HEARTBEAT_MS, run: () => registry.beat() }, life);
+    const slots = new HeldSlots(store, registry);
+    startPeriodic(
+      {
+        name: "instance heartbeat",
+        everyMs: HEARTBEAT_MS,
+        run: async () => {
+          await registry.beat();
+          if (store.bus.shared) await slots.prune();
+        },
+      },
+      life,
+    );
     shutdown.add("instance registry", () => registry.leave());
     const share = (cap: number) => registry.share(cap);
     // Instances on one store share their heads: none answers below one another has served.
@@ -184,6 +196,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
         withoutKeys: new RateLimiter(config.rateLimitsWithoutKeys, Date.now, share),
       },
       share,
+      slots,
     });
     shutdown.add("http", async () => {
       // Stop accepting, let in-flight requests finish, but only for so long.

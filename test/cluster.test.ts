@@ -71,6 +71,8 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
 
         // A per-key budget, to see it hold for the cluster rather than for each instance.
         CHAINGATE_RATE_WALLETS: "30/min",
+        // Fewer sockets than instances: a share each would round up to one each (three in all).
+        CHAINGATE_MAX_SOCKETS_PER_KEY: "2",
       };
       for (let i = 0; i < 3; i++)
         instances.push(
@@ -152,10 +154,60 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
         const { body } = await readyz();
         expect(body.ready).toBe(false);
         expect(body.problems?.join(" ")).toMatch(/every instance must share the same server key/);
+        // Asked to sign for the address the cluster unlocked, it says why it cannot, not "locked".
+        const asked = await fetch(stray.url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_sign", params: [address, "0x1234"] }),
+        }).then((r) => r.json() as Promise<{ error?: { data?: { code?: string } } }>);
+        expect(asked.error?.data?.code).toBe("SEAL_KEY_MISMATCH");
         // The cluster's own instances are ready.
         expect((await fetch(`${instances[0]!.url}/readyz`)).status).toBe(200);
       } finally {
         await stray.close();
+      }
+    });
+
+    it("without a server key an unlock holds where it was made: its answer says so, and another instance says why it cannot sign", async () => {
+      const { CHAINGATE_SEAL_KEY: _key, ...keyless } = env;
+      const [a, b] = [
+        await startTestRuntime({ store, dataDir: join(dir, "keyless-a"), env: keyless }),
+        await startTestRuntime({ store, dataDir: join(dir, "keyless-b"), env: keyless }),
+      ];
+      try {
+        const made = await a.post("/wallet", {
+          type: "KEYSTORE_V3",
+          password: "keyless-pw",
+          address_quantity: 1,
+        });
+        const [record] = made.json as { id: string; address: string }[];
+        const unlocked = await a.post(`/wallet/${record!.id}/unlock`, {
+          password: "keyless-pw",
+          seconds: 600,
+        });
+        expect(unlocked.status, JSON.stringify(unlocked.json)).toBe(200);
+        expect(unlocked.json).toEqual([expect.objectContaining({ unlocked_on: "this_instance" })]);
+        const sign = (rt: TestRuntime) =>
+          rt.post("/", { jsonrpc: "2.0", id: 1, method: "eth_sign", params: [record!.address, "0x1234"] });
+        expect(((await sign(a)).json as { result?: string }).result).toMatch(/^0x[0-9a-f]{130}$/);
+        const elsewhere = (await sign(b)).json as { error?: { message: string; data?: { code?: string } } };
+        expect(elsewhere.error?.data?.code).toBe("UNLOCKED_ELSEWHERE");
+        expect(elsewhere.error?.message).toMatch(/unlocked on another instance only/);
+        // With the server key the cluster shares, the same unlock holds everywhere and says so.
+        const shared = await instances[0]!.post("/wallet", {
+          type: "KEYSTORE_V3",
+          password: "keyless-pw",
+          address_quantity: 1,
+        });
+        const [sharedRecord] = shared.json as { id: string }[];
+        const everywhere = await instances[0]!.post(`/wallet/${sharedRecord!.id}/unlock`, {
+          password: "keyless-pw",
+          seconds: 60,
+        });
+        expect(everywhere.json).toEqual([expect.objectContaining({ unlocked_on: "every_instance" })]);
+      } finally {
+        await a.close();
+        await b.close();
       }
     });
 
@@ -283,17 +335,75 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
       expect(created).toBeLessThanOrEqual(36);
     });
 
+    it("a socket cap of 2 holds for three instances: 6 upgrades through the balancer, 2 open, a closed one's slot taken again", async () => {
+      const attempt = () =>
+        new Promise<WebSocket | undefined>((resolve) => {
+          const socket = new WebSocket(lb.url.replace("http", "ws"));
+          socket.once("open", () => resolve(socket));
+          socket.once("error", () => resolve(undefined));
+        });
+      const opened: WebSocket[] = [];
+      for (let i = 0; i < 6; i++) {
+        const socket = await attempt();
+        if (socket) opened.push(socket);
+      }
+      expect(opened.length).toBe(2);
+      const closed = new Promise((r) => opened[0]!.once("close", r));
+      opened[0]!.close();
+      await closed;
+      // Its slot is given back: within a few tries (the release is a store write) one opens again.
+      let again: WebSocket | undefined;
+      expect(
+        await waitUntil(async () => {
+          again = await attempt();
+          return again !== undefined;
+        }, 10_000),
+      ).toBe(true);
+      const all = [opened[1]!, again!];
+      await Promise.all(
+        all.map(
+          (socket) =>
+            new Promise((r) => {
+              socket.once("close", r);
+              socket.close();
+            }),
+        ),
+      );
+      // Every slot given back before the next test opens its own.
+      expect(
+        await waitUntil(
+          async () =>
+            Number(
+              (
+                await instances
+                  .find((_, n) => !lb.down.has(n))!
+                  .store.db.selectFrom("held_slots")
+                  .select((eb) => eb.fn.countAll<number>().as("n"))
+                  .executeTakeFirst()
+              )?.n,
+            ) === 0,
+          10_000,
+        ),
+      ).toBe(true);
+    });
+
     it("a newHeads client whose instance goes away resumes on another, with no gap and no duplicate", async () => {
       const heads: number[] = [];
+      /** What each socket was told, in order: answers and the subscription each notification names. */
+      const answers: string[] = [];
       const open = async () => {
         const socket = new WebSocket(lb.url.replace("http", "ws"));
         const cursors: string[] = [];
         socket.on("message", (data) => {
           const message = JSON.parse(data.toString()) as {
+            id?: number;
+            result?: string;
             method?: string;
-            params?: { result: { number: string }; cursor: string };
+            params?: { subscription: string; result: { number: string }; cursor: string };
           };
+          if (message.id !== undefined) answers.push(`answer ${message.result}`);
           if (message.method !== "eth_subscription") return;
+          answers.push(`note ${message.params!.subscription}`);
           heads.push(Number(BigInt(message.params!.result.number)));
           cursors.push(message.params!.cursor);
         });
@@ -332,6 +442,11 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
       await nodeCall(nodes[0]!.url, "evm_mine");
       expect(await waitUntil(() => heads.length >= 6, 20_000)).toBe(true);
       expect(heads).toEqual(Array.from({ length: heads.length }, (_, i) => heads[0]! + i));
+      // The resumed stream's replay came after its answer, under the id it answered.
+      const resumedAt = answers.lastIndexOf(answers.filter((a) => a.startsWith("answer ")).at(-1)!);
+      const id = answers[resumedAt]!.slice("answer ".length);
+      expect(answers.slice(resumedAt + 1).length).toBeGreaterThanOrEqual(4);
+      for (const note of answers.slice(resumedAt + 1)) expect(note).toBe(`note ${id}`);
       second.socket.close();
     });
   },

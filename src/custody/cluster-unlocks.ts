@@ -110,6 +110,29 @@ export class ClusterUnlocks {
     return opened;
   }
 
+  /**
+   * Why a live unlock of the address made on another instance does not open here: made without a
+   * server key (its key stayed in that instance's memory), sealed under another server key, or
+   * this instance has none; undefined when there is no such unlock.
+   */
+  async whyNotHere(
+    owner: string | null,
+    address: string,
+  ): Promise<"elsewhere" | "seal_key_mismatch" | "no_server_key" | undefined> {
+    if (!this.options.store.bus.shared) return undefined;
+    const row = await this.options.store.db
+      .selectFrom("unlocks")
+      .select(["sealed", "key_id", "until"])
+      .where("owner", "=", owner ?? "")
+      .where("address", "=", address.toLowerCase())
+      .executeTakeFirst();
+    if (!row || row.until <= this.now()) return undefined;
+    if (row.sealed === null) return "elsewhere";
+    const { sealKey } = this.options;
+    if (sealKey === undefined) return "no_server_key";
+    return row.key_id !== sealKey.id ? "seal_key_mismatch" : undefined;
+  }
+
   /** personal_lockAccount: ends the unlock on every instance (the store row, then the bus). */
   async delete(owner: string | null, address: string): Promise<void> {
     this.local.delete(keyOf(owner, address));

@@ -11,6 +11,7 @@ import {
   sealKeyMismatch,
   unattendedUnavailable,
   unknownAccount,
+  unlockedElsewhere,
 } from "./custody-errors.js";
 import type { SealKey } from "./seal-key.js";
 
@@ -116,6 +117,16 @@ export class CustodyAccounts {
     };
   }
 
+  /**
+   * Where an unlock made here lets chaingate sign: on every instance sharing the store (a server key
+   * seals it there, or there is one instance), or on this instance only (several instances, no
+   * server key).
+   */
+  get unlockScope(): "every_instance" | "this_instance" {
+    const { store, unlocked } = this.options;
+    return !store.bus.shared || unlocked.sharedAcrossInstances ? "every_instance" : "this_instance";
+  }
+
   /** The wallet and index of the tenant's address, locked or not; undefined when it is not theirs. */
   async holder(
     owner: string | null,
@@ -140,7 +151,10 @@ export class CustodyAccounts {
     const unlocked = await this.options.unlocked.get(owner, found.address);
     if (unlocked) return { account: unlocked.account, walletId: found.walletId, index: found.index };
     const account = this.openUnattended(found);
-    if (!account) throw accountLocked(found.address);
+    if (!account) {
+      const why = await this.options.unlocked.whyNotHere(owner, found.address);
+      throw why === undefined ? accountLocked(found.address) : unlockedElsewhere(found.address, why);
+    }
     return { account, walletId: found.walletId, index: found.index };
   }
 

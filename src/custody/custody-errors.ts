@@ -37,3 +37,21 @@ export function noServerKey(address: string): ChaingateError {
     { code: "UNATTENDED_UNAVAILABLE", data: { address } },
   );
 }
+
+/** Unlocked on another instance of the cluster, which could not share it: the caller learns why, and what to do. */
+export function unlockedElsewhere(
+  address: string,
+  why: "elsewhere" | "seal_key_mismatch" | "no_server_key",
+): ChaingateError {
+  if (why === "seal_key_mismatch")
+    return new ChaingateError(
+      "this address was unlocked on another instance under another server key: every instance sharing the store must hold the same server key (CHAINGATE_SEAL_KEY_FILE)",
+      { code: "SEAL_KEY_MISMATCH", data: { address } },
+    );
+  return new ChaingateError(
+    why === "elsewhere"
+      ? "this address is unlocked on another instance only: without a server key (CHAINGATE_SEAL_KEY_FILE) on every instance an unlock holds where it was made; send the password with the request, or give every instance the same server key"
+      : "this address is unlocked on another instance, but this instance has no server key to open the unlock: start it with the same CHAINGATE_SEAL_KEY_FILE as the others",
+    { code: "UNLOCKED_ELSEWHERE", data: { address } },
+  );
+}

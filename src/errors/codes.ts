@@ -242,6 +242,12 @@ const ACCESS_CODES = {
     rpc: RPC_SERVER_ERROR,
     meaning: "`authentication needed`: unlock the address first (`personal_unlockAccount`)",
   },
+  UNLOCKED_ELSEWHERE: {
+    status: 409,
+    rpc: RPC_SERVER_ERROR,
+    meaning:
+      "unlocked on another instance that could not share the unlock (no server key there, or none here): send the password, or give every instance the same server key",
+  },
   UNATTENDED_UNAVAILABLE: {
     status: 409,
     rpc: RPC_SERVER_ERROR,

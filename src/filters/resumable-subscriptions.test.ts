@@ -20,12 +20,19 @@ interface Notification {
 async function client(url: string) {
   const socket = new WebSocket(url.replace("http", "ws"));
   const notes: Notification[] = [];
+  /** What arrived, in order: an answer's result, or a notification's subscription id. */
+  const arrivals: string[] = [];
   const waiting = new Map<number, (answer: { result?: unknown; error?: { message: string } }) => void>();
   let next = 1;
   socket.on("message", (data) => {
     const message = JSON.parse(data.toString()) as { id?: number; method?: string; params?: Notification };
-    if (message.method === "eth_subscription") notes.push(message.params!);
-    else if (typeof message.id === "number") waiting.get(message.id)?.(message as never);
+    if (message.method === "eth_subscription") {
+      notes.push(message.params!);
+      arrivals.push(`note ${message.params!.subscription}`);
+    } else if (typeof message.id === "number") {
+      arrivals.push(`answer ${String((message as { result?: unknown }).result)}`);
+      waiting.get(message.id)?.(message as never);
+    }
   });
   await new Promise<void>((resolve, reject) => {
     socket.once("open", () => resolve());
@@ -42,7 +49,7 @@ async function client(url: string) {
       socket.once("close", resolve);
       socket.close();
     });
-  return { socket, notes, call, close };
+  return { socket, notes, arrivals, call, close };
 }
 
 const numberOf = (n: Notification) => Number(BigInt((n.result.number ?? n.result.blockNumber)!));
@@ -69,8 +76,13 @@ it("a newHeads client that lost its socket resumes from its cursor: every missed
   const again = await client(rt.url);
   const resumed = await again.call("eth_subscribe", ["newHeads", { resumeAfter: cursor }]);
   expect(resumed.error).toBeUndefined();
+  // The replay carries the new subscription's id and follows its answer: a client that routes
+  // notifications by id (viem, ethers) sees every missed head.
+  expect(await waitUntil(() => again.notes.length >= 3, 20_000)).toBe(true);
+  expect(again.arrivals[0]).toBe(`answer ${String(resumed.result)}`);
   await mine(rt, 1);
   expect(await waitUntil(() => again.notes.length >= 4, 20_000)).toBe(true);
+  for (const note of again.notes) expect(note.subscription).toBe(resumed.result);
   const all = [...seen, ...again.notes.map(numberOf)];
   // Contiguous: no gap, no repeat.
   expect(all).toEqual(Array.from({ length: all.length }, (_, i) => all[0]! + i));
@@ -114,5 +126,48 @@ it("a logs client resumes across a reorg: what the reorg took back comes with re
     [doomed.transactionHash, true],
     [kept.transactionHash, false],
   ]);
+  await again.close();
+});
+
+it("a logs stream resumed across a reorg whose fork is below every block it remembers replays from the real fork point", async () => {
+  const emitter = (await sendAndWait(rt, { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE })).contractAddress!;
+  const node = rt.devnet!.nodes[0]!.url;
+  const snapshot = await nodeCall(node, "evm_snapshot");
+  const first = await client(rt.url);
+  expect(
+    (await first.call("eth_subscribe", ["logs", { address: emitter, resumable: true }])).error,
+  ).toBeUndefined();
+  // A block without its logs, then one with: the stream remembers only the second.
+  await mine(rt, 1);
+  const doomed = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
+  expect(
+    await waitUntil(
+      () => first.notes.some((n) => n.result.transactionHash === doomed.transactionHash),
+      20_000,
+    ),
+  ).toBe(true);
+  const cursor = first.notes.at(-1)!.cursor!;
+  await first.close();
+  // The fork is at the snapshot, below the block before the doomed log: the new chain has a log in
+  // each of the two blocks above it, and a third after.
+  await nodeCall(node, "evm_revert", [snapshot]);
+  const early = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
+  const middle = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
+  const late = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
+  expect(Number(BigInt(middle.blockNumber))).toBe(Number(BigInt(doomed.blockNumber)));
+  const again = await client(rt.url);
+  const resumed = await again.call("eth_subscribe", ["logs", { resumeAfter: cursor }]);
+  expect(resumed.error).toBeUndefined();
+  expect(
+    await waitUntil(() => again.notes.some((n) => n.result.transactionHash === late.transactionHash), 20_000),
+  ).toBe(true);
+  const got = again.notes.map((n) => [n.result.transactionHash, n.result.removed === true]);
+  expect(got).toEqual([
+    [doomed.transactionHash, true],
+    [early.transactionHash, false],
+    [middle.transactionHash, false],
+    [late.transactionHash, false],
+  ]);
+  for (const note of again.notes) expect(note.subscription).toBe(resumed.result);
   await again.close();
 });

@@ -5,7 +5,7 @@ import { invalidParams } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { blockHashAt, headOf, nodeRead } from "../upstream/node-reads.js";
-import { canonicalBase } from "./canonical-base.js";
+import { canonicalBase, type RememberedBlock } from "./canonical-base.js";
 import { type LogCriteria, logMatches, toHex } from "./filter-criteria.js";
 import type { SubscriptionHub } from "./subscription-hub.js";
 
@@ -27,6 +27,22 @@ interface RecentBlock {
   h: string;
   logs?: Log[];
 }
+/**
+ * What a stream stored: the blocks it sent lately, and its floor, the newest block below them whose
+ * items the client may have had but the stream no longer remembers (the head when it started, or
+ * the newest block it let go of), with that block's hash then.
+ */
+interface StreamMemory {
+  floor?: RememberedBlock;
+  blocks: RecentBlock[];
+}
+
+/** Streams stored before the floor was kept hold a bare array of blocks. */
+function readMemory(text: string): StreamMemory {
+  const parsed = JSON.parse(text) as RecentBlock[] | StreamMemory;
+  return Array.isArray(parsed) ? { blocks: parsed } : parsed;
+}
+
 interface Position {
   block: number;
   /** For logs: the last log index sent in `block` (-1: none of it yet). */
@@ -64,7 +80,9 @@ export class ResumableSubscriptions {
 
   /**
    * Subscribes (resuming after `resumeAfter` when given): `send` gets each result with the cursor to
-   * resume after it. Answers the subscription id. On resume, what the client had from blocks a reorg
+   * resume after it. Answers the subscription id, and `release`: nothing is sent before it is
+   * called, so the caller answers the subscription first and every notification (the replay
+   * included) carries the id the client knows. On resume, what the client had from blocks a reorg
    * replaced comes back with `removed: true` (logs), then everything after the cursor once, in order.
    */
   async subscribe(
@@ -74,9 +92,9 @@ export class ResumableSubscriptions {
     tenant: string,
     resumeAfter: unknown,
     send: (result: unknown, cursor: string) => void,
-  ): Promise<string> {
+  ): Promise<{ id: string; release(): void }> {
     let stream: string;
-    let recent: RecentBlock[] = [];
+    let memory: StreamMemory = { blocks: [] };
     let from: Position | undefined;
     if (resumeAfter !== undefined) {
       const cursor = parseCursor(resumeAfter);
@@ -96,11 +114,16 @@ export class ResumableSubscriptions {
         );
       stream = row.id;
       criteria = JSON.parse(row.criteria) as LogCriteria;
-      recent = JSON.parse(row.recent) as RecentBlock[];
+      memory = readMemory(row.recent);
       from = cursor.at;
     } else {
       stream = randomBytes(16).toString("hex");
       const now = this.now();
+      // The head it starts at: nothing at or below it was sent, so a reorg under every block the
+      // stream sent is checked against this block, not guessed.
+      const start = chain.head?.highest ?? (await headOf(chain));
+      const hash = await blockHashAt(chain, start).catch(() => null);
+      if (hash !== null) memory = { floor: { n: start, h: hash }, blocks: [] };
       await this.store.db
         .insertInto("subscription_streams")
         .values({
@@ -109,21 +132,27 @@ export class ResumableSubscriptions {
           chain_id: chain.chainId,
           kind,
           criteria: JSON.stringify(criteria),
-          recent: "[]",
+          recent: JSON.stringify(memory),
           created_at: now,
           updated_at: now,
         })
         .execute();
     }
 
-    const recorder = new StreamRecorder(this.store, stream, recent, this.now);
+    const recorder = new StreamRecorder(this.store, stream, memory, this.now);
+    // Held until the subscription's answer is out (see `release`).
+    let outbox: [unknown, string][] | undefined = [];
+    const deliver = (result: unknown, cursor: string) => {
+      if (outbox !== undefined) outbox.push([result, cursor]);
+      else send(result, cursor);
+    };
     let last: Position | undefined = from;
     /** Live notifications that arrive while missed ones are replayed wait here, in order. */
     let buffered: unknown[] | undefined = from === undefined ? undefined : [];
     const emit = (result: unknown) => {
       const log = result as Log;
       if (kind === "logs" && log.removed === true) {
-        if (last !== undefined) send(result, cursorOf(stream, last));
+        if (last !== undefined) deliver(result, cursorOf(stream, last));
         recorder.forget(Number(BigInt(log.blockNumber)));
         return;
       }
@@ -139,7 +168,7 @@ export class ResumableSubscriptions {
         return;
       last = at;
       recorder.note(kind, result);
-      send(result, cursorOf(stream, at));
+      deliver(result, cursorOf(stream, at));
     };
     // Subscribed first, so nothing after the replay's last block can slip between the two.
     const id = this.hub.subscribe(
@@ -154,7 +183,7 @@ export class ResumableSubscriptions {
     );
     if (from !== undefined) {
       try {
-        await this.replay(chain, kind, criteria, from, recent, emit, (to) => {
+        await this.replay(chain, kind, criteria, from, memory, emit, (to) => {
           last = to;
         });
       } catch (error) {
@@ -165,7 +194,12 @@ export class ResumableSubscriptions {
       buffered = undefined;
       for (const result of waiting) emit(result);
     }
-    return id;
+    const release = () => {
+      const held = outbox ?? [];
+      outbox = undefined;
+      for (const [result, cursor] of held) send(result, cursor);
+    };
+    return { id, release };
   }
 
   /** What the client missed after `from`: logs of replaced blocks as removed, then every later item. */
@@ -174,12 +208,20 @@ export class ResumableSubscriptions {
     kind: Kind,
     criteria: LogCriteria,
     from: Position,
-    recent: RecentBlock[],
+    memory: StreamMemory,
     emit: (result: unknown) => void,
     rewind: (to: Position) => void,
   ): Promise<void> {
-    const had = recent.filter((b) => b.n <= from.block);
-    const { base, replaced } = await canonicalBase(had, (n) => blockHashAt(chain, n), from.block);
+    const had = memory.blocks.filter((b) => b.n <= from.block);
+    const hashAt = (n: number) => blockHashAt(chain, n);
+    let { base, replaced } = await canonicalBase(had, hashAt, from.block);
+    // Every block the stream remembers was replaced: the fork is below all of them, and the blocks
+    // between its floor and the oldest held nothing for it. The floor is checked against the chain;
+    // the new chain's items from above it on are all new to the client.
+    if (replaced.length > 0 && replaced.length === had.length && memory.floor !== undefined) {
+      const floor = memory.floor;
+      base = (await hashAt(floor.n)) === floor.h ? floor.n : Math.max(0, floor.n - STREAM_RECENT_BLOCKS);
+    }
     if (kind === "logs")
       for (const block of replaced)
         for (const log of block.logs ?? []) {
@@ -224,9 +266,22 @@ class StreamRecorder {
   constructor(
     private readonly store: Store,
     private readonly id: string,
-    private recent: RecentBlock[],
+    private readonly memory: StreamMemory,
     private readonly now: () => number,
   ) {}
+
+  private get recent(): RecentBlock[] {
+    return this.memory.blocks;
+  }
+
+  private set recent(blocks: RecentBlock[]) {
+    // What falls out of memory raises the floor: the newest block the stream lets go of.
+    const kept = new Set(blocks);
+    for (const block of this.memory.blocks)
+      if (!kept.has(block) && (this.memory.floor === undefined || block.n > this.memory.floor.n))
+        this.memory.floor = { n: block.n, h: block.h };
+    this.memory.blocks = blocks;
+  }
 
   note(kind: Kind, result: unknown): void {
     const { number, hash, blockNumber, blockHash } = result as {
@@ -246,13 +301,17 @@ class StreamRecorder {
     if (kind === "logs") block.logs!.push(result as Log);
     // What a stream keeps is bounded in logs too, not only in blocks: the oldest blocks go first.
     let kept = this.recent.reduce((sum, b) => sum + (b.logs?.length ?? 0), 0);
-    while (kept > STREAM_RECENT_LOGS && this.recent.length > 1)
-      kept -= this.recent.shift()!.logs?.length ?? 0;
+    while (kept > STREAM_RECENT_LOGS && this.recent.length > 1) {
+      const [oldest, ...rest] = this.recent;
+      kept -= oldest!.logs?.length ?? 0;
+      this.recent = rest;
+    }
     this.schedule();
   }
 
   forget(n: number): void {
-    this.recent = this.recent.filter((b) => b.n < n);
+    // Taken back by a reorg, not let go of: the floor stays where it is.
+    this.memory.blocks = this.memory.blocks.filter((b) => b.n < n);
     this.schedule();
   }
 
@@ -263,7 +322,7 @@ class StreamRecorder {
       this.dirty = false;
       void this.store.db
         .updateTable("subscription_streams")
-        .set({ recent: JSON.stringify(this.recent), updated_at: this.now() })
+        .set({ recent: JSON.stringify(this.memory), updated_at: this.now() })
         .where("id", "=", this.id)
         .execute()
         .catch(() => {

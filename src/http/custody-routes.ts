@@ -52,6 +52,12 @@ const Unlocked = Type.Array(
     address: Type.String(),
     index: Type.Integer(),
     unlocked_until: Type.Union([Type.Integer(), Type.Null()]),
+    unlocked_on: Type.Optional(
+      Type.Union([Type.Literal("every_instance"), Type.Literal("this_instance")], {
+        description:
+          "where the unlock lets chaingate sign: every instance sharing the store, or (several instances, no server key) only the one that answered; the others answer UNLOCKED_ELSEWHERE",
+      }),
+    ),
   }),
 );
 const problems = {
@@ -121,7 +127,12 @@ export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (ap
           request.body.password,
           request.body.seconds,
         );
-        out.push({ address: account.address, index: account.index, unlocked_until: until });
+        out.push({
+          address: account.address,
+          index: account.index,
+          unlocked_until: until,
+          unlocked_on: custody.unlockScope,
+        });
       }
       return out;
     },

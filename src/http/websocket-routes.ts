@@ -13,6 +13,7 @@ import type { SubscriptionHub, SubscriptionKind } from "../filters/subscription-
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
 import { errorText, type RequestId, readRpcRequest, resultText, salvageId } from "../rpc/envelope.js";
 import { FilterObject } from "../rpc/param-schemas.js";
+import type { HeldSlots } from "../store/held-slots.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { ownerOf, refuse, tenantOf } from "./access-control.js";
 import { parseJsonText } from "./json-body.js";
@@ -33,6 +34,8 @@ export interface WebSocketOptions {
   socketsPerKey: number;
   /** This instance's share of a per-key cap (the cap holds for every instance on the store). */
   share?: (cap: number) => number;
+  /** On a shared store the socket cap is one count over the instances (store/held-slots.ts). */
+  slots?: HeldSlots;
 }
 
 const KINDS = new Set<SubscriptionKind>(["newHeads", "logs", "newPendingTransactions"]);
@@ -84,7 +87,8 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
       if (socket.readyState === socket.OPEN) socket.send(text);
     };
 
-    const subscribe = async (params: unknown): Promise<string> => {
+    /** `later`: run once the answers of the message being handled are sent (a resumed stream's replay). */
+    const subscribe = async (params: unknown, later: (() => void)[]): Promise<string> => {
       const list = Array.isArray(params) ? params : [];
       const kind = list[0] as SubscriptionKind;
       if (!KINDS.has(kind))
@@ -106,7 +110,7 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
           throw invalidParams("only newHeads and logs subscriptions are resumable");
         if (resumable !== undefined && resumable !== true) throw invalidParams("resumable must be true");
         let subscription = "";
-        subscription = await options.resumable.subscribe(
+        const resumed = await options.resumable.subscribe(
           chain,
           kind,
           criteria,
@@ -121,6 +125,9 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
               }),
             ),
         );
+        subscription = resumed.id;
+        // The replay follows the answer: a client routes notifications by the id it was answered.
+        later.push(resumed.release);
         // The socket may have closed while the missed items were replayed: nothing would unsubscribe it then.
         if (socket.readyState !== socket.OPEN) {
           hub.unsubscribe(subscription);
@@ -148,13 +155,13 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
       return id;
     };
 
-    const one = async (item: unknown): Promise<string | undefined> => {
+    const one = async (item: unknown, later: (() => void)[]): Promise<string | undefined> => {
       let id: RequestId | undefined;
       try {
         const call = readRpcRequest(item);
         id = call.id;
         let result: unknown;
-        if (call.method === "eth_subscribe") result = await subscribe(call.params);
+        if (call.method === "eth_subscribe") result = await subscribe(call.params, later);
         else if (call.method === "eth_unsubscribe") {
           const target = Array.isArray(call.params) ? call.params[0] : undefined;
           if (typeof target !== "string") throw invalidParams("eth_unsubscribe expects [subscription id]");
@@ -183,13 +190,17 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
           send(errorText(null, error));
           return;
         }
+        const later: (() => void)[] = [];
         if (!Array.isArray(body)) {
-          const text = await one(body);
+          const text = await one(body, later);
           if (text !== undefined) send(text);
-          return;
+        } else {
+          const answers = (await Promise.all(body.map((item) => one(item, later)))).filter(
+            (t): t is string => t !== undefined,
+          );
+          if (answers.length > 0) send(`[${answers.join(",")}]`);
         }
-        const answers = (await Promise.all(body.map(one))).filter((t): t is string => t !== undefined);
-        if (answers.length > 0) send(`[${answers.join(",")}]`);
+        for (const release of later) release();
       })();
     });
     socket.on("close", () => {
@@ -204,20 +215,27 @@ export async function registerWebSocket(app: FastifyInstance, options: WebSocket
       url,
       schema: { hide: true },
       // Refused before the upgrade: a tenant at its socket cap gets a 429, not a socket.
-      preHandler: (request, reply, done) => {
-        if (request.headers.upgrade === undefined) return done();
-        const held = open.get(tenantOf(request))?.size ?? 0;
-        if (held >= (options.share ?? ((cap: number) => cap))(options.socketsPerKey)) {
+      preHandler: async (request, reply) => {
+        if (request.headers.upgrade === undefined) return;
+        const tenant = tenantOf(request);
+        const cap = options.socketsPerKey;
+        const refused = () =>
           refuse(
             request,
             reply,
             "SOCKET_LIMIT",
-            `too many WebSocket connections: at most ${options.socketsPerKey} per API key`,
+            `too many WebSocket connections: at most ${cap} per API key`,
             1,
           );
+        if (options.slots?.shared(cap)) {
+          const release = await options.slots.take("socket", tenant, cap);
+          if (release === undefined) return refused();
+          // Held until the connection closes, whether or not the upgrade completes.
+          request.raw.socket.once("close", () => void release().catch(() => undefined));
           return;
         }
-        done();
+        const held = open.get(tenant)?.size ?? 0;
+        if (held >= (options.share ?? ((n: number) => n))(cap)) return refused();
       },
       handler: async (_request, reply) =>
         reply

@@ -215,6 +215,15 @@ export interface InstancesTable {
   seen_at: number;
 }
 
+/** A per-key slot (a WebSocket) held by a live instance, where the cap is shared as one count (see store/held-slots.ts). */
+export interface HeldSlotsTable {
+  id: string;
+  kind: string;
+  owner: string;
+  instance_id: string;
+  created_at: number;
+}
+
 /** An EIP-5792 bundle (see custody/wallet-calls.ts); `owner` is "" without API keys. */
 export interface CallBundlesTable {
   owner: string;
@@ -335,6 +344,7 @@ export interface Database {
   attempt_limits: AttemptLimitsTable;
   unlocks: UnlocksTable;
   instances: InstancesTable;
+  held_slots: HeldSlotsTable;
   signed_payloads: SignedPayloadsTable;
   call_bundles: CallBundlesTable;
   subscription_streams: SubscriptionStreamsTable;

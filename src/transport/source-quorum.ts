@@ -2,10 +2,10 @@
 import { type Hex, numberToHex } from "viem";
 import type { Finality } from "../config/config.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { nodeReadOn } from "../upstream/node-reads.js";
 import { describeFinality } from "../upstream/chain-trust.js";
-import { isSentLog, type Log, transportOfSent } from "./endpoint-events.js";
 import { type Ask, finalBlockBy } from "../upstream/final-block.js";
+import { nodeReadOn } from "../upstream/node-reads.js";
+import { isSentLog, type Log, transportOfSent } from "./endpoint-events.js";
 
 /** What one upstream says of the transport's source event. */
 export type SourceVote =

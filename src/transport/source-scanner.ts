@@ -3,8 +3,8 @@ import type { Hex } from "viem";
 import type { Store } from "../store/database.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import type { ChainTrust } from "../upstream/chain-trust.js";
-import { FIRST_SCAN_DEPTH, sentEvents, transportOfSent } from "./endpoint-events.js";
 import { finalBlock } from "../upstream/final-block.js";
+import { FIRST_SCAN_DEPTH, sentEvents, transportOfSent } from "./endpoint-events.js";
 import type { TransportRecords } from "./transport-records.js";
 
 /** Blocks one eth_getLogs covers. */

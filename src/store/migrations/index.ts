@@ -23,6 +23,7 @@ import * as instances from "./020-instances.js";
 import * as subscriptionStreams from "./021-subscription-streams.js";
 import * as signedPayloads from "./022-signed-payloads.js";
 import * as callBundles from "./023-call-bundles.js";
+import * as heldSlots from "./024-held-slots.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -48,4 +49,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "021-subscription-streams": subscriptionStreams,
   "022-signed-payloads": signedPayloads,
   "023-call-bundles": callBundles,
+  "024-held-slots": heldSlots,
 };
