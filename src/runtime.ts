@@ -112,7 +112,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const { filters, logs, hub, resumable } = await startFilters(config, { store, chains, share, ...life });
     const funder = devnet && config.devnet.fundWallets ? devnetFunder(chains) : undefined;
     const { wallets, deriver } = startWallets(config, { store, onAddressesCreated: funder, ...life });
-    const custody = startCustody(config, { store, wallets, readiness, ...life });
+    const custody = startCustody(config, { store, wallets, readiness, instanceId: registry.id, ...life });
     // Unattended addresses can always be re-signed for a fee bump, with no unlock in memory.
     const fallbackSigner = (address: string) => custody.unattendedSigner(address).catch(() => undefined);
     const { webhooks, balances } = startWebhooks(config, { store, chains, ...life });

@@ -2,6 +2,7 @@
 import { bytesToHex, type LocalAccount } from "viem";
 import { signingAccount } from "../keys/signing-account.js";
 import type { Store } from "../store/database.js";
+import { INSTANCE_STALE_MS } from "../store/instance-registry.js";
 import type { SealKey } from "./seal-key.js";
 
 export interface Unlocked {
@@ -26,7 +27,15 @@ export class ClusterUnlocks {
   private readonly local = new Map<string, Unlocked & { checkedAt: number }>();
   private readonly now: () => number;
 
-  constructor(private readonly options: { store: Store; sealKey: SealKey | undefined; now?: () => number }) {
+  constructor(
+    private readonly options: {
+      store: Store;
+      sealKey: SealKey | undefined;
+      /** This instance's id in the store's heartbeat table (InstanceRegistry). */
+      instanceId?: string;
+      now?: () => number;
+    },
+  ) {
     this.now = options.now ?? Date.now;
     const { bus } = options.store;
     bus.on("lock", (event) => this.local.delete(keyOf(event.owner, event.address)));
@@ -56,6 +65,7 @@ export class ClusterUnlocks {
       key_id: sealed === null ? null : sealKey!.id,
       until: entry.until,
       created_at: now,
+      instance_id: this.options.instanceId ?? null,
     };
     await store.db
       .insertInto("unlocks")
@@ -122,12 +132,15 @@ export class ClusterUnlocks {
     if (!this.options.store.bus.shared) return undefined;
     const row = await this.options.store.db
       .selectFrom("unlocks")
-      .select(["sealed", "key_id", "until"])
-      .where("owner", "=", owner ?? "")
-      .where("address", "=", address.toLowerCase())
+      .leftJoin("instances", "instances.id", "unlocks.instance_id")
+      .select(["unlocks.sealed", "unlocks.key_id", "unlocks.until", "instances.seen_at"])
+      .where("unlocks.owner", "=", owner ?? "")
+      .where("unlocks.address", "=", address.toLowerCase())
       .executeTakeFirst();
     if (!row || row.until <= this.now()) return undefined;
-    if (row.sealed === null) return "elsewhere";
+    // Unsealed, it lived in its instance's memory only: gone with that instance (a restart included).
+    if (row.sealed === null)
+      return row.seen_at !== null && row.seen_at > this.now() - INSTANCE_STALE_MS ? "elsewhere" : undefined;
     const { sealKey } = this.options;
     if (sealKey === undefined) return "no_server_key";
     return row.key_id !== sealKey.id ? "seal_key_mismatch" : undefined;

@@ -15,11 +15,20 @@ const SEAL_CHECK_MS = 10_000;
 
 export function startCustody(
   config: Config,
-  deps: { store: Store; wallets: WalletService; readiness?: ReadinessMonitor } & Lifecycle,
+  deps: {
+    store: Store;
+    wallets: WalletService;
+    readiness?: ReadinessMonitor;
+    instanceId?: string;
+  } & Lifecycle,
 ): CustodyAccounts {
   const { sealKey, unlockSeconds, unlockMaxSeconds } = config.custody;
   const key = sealKey === undefined ? undefined : new SealKey(sealKey);
-  const unlocked = new ClusterUnlocks({ store: deps.store, sealKey: key });
+  const unlocked = new ClusterUnlocks({
+    store: deps.store,
+    sealKey: key,
+    ...(deps.instanceId === undefined ? {} : { instanceId: deps.instanceId }),
+  });
   if (deps.store.bus.shared && key === undefined)
     deps.logger.warn(
       "several instances may share this store, but no server key is configured (CHAINGATE_SEAL_KEY_FILE): an unlock signs only on the instance that made it; give every instance the same server key",

@@ -258,6 +258,8 @@ export interface UnlocksTable {
   key_id: string | null;
   until: number;
   created_at: number;
+  /** The instance that made it (its unlock, unsealed, holds there only while it lives); null before 025. */
+  instance_id: string | null;
 }
 
 /** Password attempts counted apart from a wallet's own (an admin on another tenant's wallet). */

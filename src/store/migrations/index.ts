@@ -24,6 +24,7 @@ import * as subscriptionStreams from "./021-subscription-streams.js";
 import * as signedPayloads from "./022-signed-payloads.js";
 import * as callBundles from "./023-call-bundles.js";
 import * as heldSlots from "./024-held-slots.js";
+import * as unlockInstance from "./025-unlock-instance.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -50,4 +51,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "022-signed-payloads": signedPayloads,
   "023-call-bundles": callBundles,
   "024-held-slots": heldSlots,
+  "025-unlock-instance": unlockInstance,
 };
