@@ -2,6 +2,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { buildApp } from "./app.js";
+import { appendAudit } from "./audit/audit-log.js";
 import { ApiKeyStore } from "./auth/api-keys.js";
 import { KeyRing } from "./auth/key-ring.js";
 import { assertSafeListen } from "./auth/listen-policy.js";
@@ -14,6 +15,7 @@ import { startCustody } from "./custody/start-custody.js";
 import { type Devnet, startEmbeddedChains } from "./devnet/devnet.js";
 import { devnetFunder } from "./devnet/fund-addresses.js";
 import { startFilters } from "./filters/start-filters.js";
+import { signatureGuard } from "./keys/checked-signer.js";
 import { startPeriodic } from "./lifecycle/periodic-task.js";
 import { createShutdown } from "./lifecycle/shutdown.js";
 import { createLogger } from "./logging/create-logger.js";
@@ -91,6 +93,21 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const registry = new InstanceRegistry(store);
     await registry.beat();
     const slots = new HeldSlots(store, registry);
+    // A signature that does not recover to its address is refused where it is made; it is told here.
+    signatureGuard.listen((address, detail) => {
+      logger.error(
+        { address, detail },
+        "signature mismatch: refused, and the address held until a self-test",
+      );
+      appendAudit(store.db, {
+        apiKeyId: null,
+        operation: "signature_check",
+        decision: "denied",
+        address,
+        rule: "signature_mismatch",
+        detail: { reason: detail },
+      }).catch((error: unknown) => logger.warn({ err: error }, "could not audit a signature mismatch"));
+    });
     startPeriodic(
       {
         name: "instance heartbeat",
@@ -111,7 +128,12 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     }
     const { filters, logs, hub, resumable } = await startFilters(config, { store, chains, share, ...life });
     const funder = devnet && config.devnet.fundWallets ? devnetFunder(chains) : undefined;
-    const { wallets, deriver } = startWallets(config, { store, onAddressesCreated: funder, ...life });
+    const { wallets, deriver } = startWallets(config, {
+      store,
+      onAddressesCreated: funder,
+      readiness,
+      ...life,
+    });
     const custody = startCustody(config, { store, wallets, readiness, instanceId: registry.id, ...life });
     // Unattended addresses can always be re-signed for a fee bump, with no unlock in memory.
     const fallbackSigner = (address: string) => custody.unattendedSigner(address).catch(() => undefined);

@@ -62,6 +62,16 @@ export interface Config {
     readonly sealKey: string | undefined;
     /** Devnet only: anvil's own dev accounts are listed and used too. */
     readonly nodeAccounts: boolean;
+    /** The PKCS#11 token PKCS11 wallets keep their keys on; absent: such wallets are refused. */
+    readonly pkcs11:
+      | {
+          readonly module: string;
+          readonly token: string;
+          readonly pinFile: string;
+          readonly timeoutMs: number;
+          readonly sessions: number;
+        }
+      | undefined;
   };
   readonly scryptConcurrency: number;
   readonly gasMarginPercent: number;

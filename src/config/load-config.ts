@@ -1,5 +1,5 @@
 /** Builds the Config from defaults, a JSON file, the environment and flags; reports every bad field at once. */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve, sep } from "node:path";
 import {
   type ChainConfig,
@@ -216,6 +216,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     problems.push(`config file: homeChainId ${homeChainId} is not one of the configured chains`);
   }
   const sealKey = readSealKey(v, problems);
+  const pkcs11 = readPkcs11(v, problems);
   if (v.unlockSeconds > v.unlockMaxSeconds)
     problems.push(
       `--unlock-seconds (${v.unlockSeconds}) must not exceed --unlock-max-seconds (${v.unlockMaxSeconds})`,
@@ -251,6 +252,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       unlockMaxSeconds: v.unlockMaxSeconds,
       sealKey,
       nodeAccounts: v.devnetNodeAccounts,
+      pkcs11,
     },
     scryptConcurrency: v.scryptConcurrency,
     gasMarginPercent: v.gasMarginPercent,
@@ -363,6 +365,32 @@ export function helpText(): string {
       "",
     ),
   ].join("\n");
+}
+
+/** The PKCS#11 token for PKCS11 wallets: module, token and PIN file together, or none of them. */
+function readPkcs11(v: OptionValues, problems: string[]): Config["custody"]["pkcs11"] {
+  const given = [v.pkcs11Module, v.pkcs11Token, v.pkcs11PinFile];
+  if (given.every((x) => x === undefined)) return undefined;
+  if (given.some((x) => x === undefined)) {
+    problems.push(
+      "CHAINGATE_PKCS11_MODULE, CHAINGATE_PKCS11_TOKEN and CHAINGATE_PKCS11_PIN_FILE go together: give all three",
+    );
+    return undefined;
+  }
+  if (!existsSync(v.pkcs11Module!))
+    problems.push(`CHAINGATE_PKCS11_MODULE: ${v.pkcs11Module} does not exist`);
+  try {
+    readFileSync(v.pkcs11PinFile!, "utf8");
+  } catch (error) {
+    problems.push(`CHAINGATE_PKCS11_PIN_FILE: cannot read ${v.pkcs11PinFile} (${(error as Error).message})`);
+  }
+  return {
+    module: v.pkcs11Module!,
+    token: v.pkcs11Token!,
+    pinFile: v.pkcs11PinFile!,
+    timeoutMs: v.pkcs11TimeoutMs,
+    sessions: v.pkcs11Sessions,
+  };
 }
 
 /** The unattended-wallet server key, from the environment or a file (never from the data directory). */

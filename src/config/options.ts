@@ -54,6 +54,11 @@ export interface OptionValues {
   unlockMaxSeconds: number;
   sealKey: string | undefined;
   sealKeyFile: string | undefined;
+  pkcs11Module: string | undefined;
+  pkcs11Token: string | undefined;
+  pkcs11PinFile: string | undefined;
+  pkcs11TimeoutMs: number;
+  pkcs11Sessions: number;
   devnetNodeAccounts: boolean;
   scryptConcurrency: number;
   gasMarginPercent: number;
@@ -378,6 +383,46 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: "--seal-key-file",
     help: "file holding the server key (64 hex digits); keep it outside the data directory",
     parse: (raw) => ({ value: raw.trim() }),
+  },
+  {
+    key: "pkcs11Module",
+    default: undefined,
+    env: "CHAINGATE_PKCS11_MODULE",
+    flag: "--pkcs11-module",
+    help: "PKCS#11 module (the HSM vendor's library, or SoftHSM2's libsofthsm2.so) for PKCS11 wallets",
+    parse: (raw) => ({ value: raw.trim() }),
+  },
+  {
+    key: "pkcs11Token",
+    default: undefined,
+    env: "CHAINGATE_PKCS11_TOKEN",
+    flag: "--pkcs11-token",
+    help: "label of the PKCS#11 token that holds PKCS11 wallets' keys",
+    parse: (raw) => ({ value: raw.trim() }),
+  },
+  {
+    key: "pkcs11PinFile",
+    default: undefined,
+    env: "CHAINGATE_PKCS11_PIN_FILE",
+    flag: "--pkcs11-pin-file",
+    help: "file holding the token's user PIN (never given on the command line, never logged)",
+    parse: (raw) => ({ value: raw.trim() }),
+  },
+  {
+    key: "pkcs11TimeoutMs",
+    default: 5_000,
+    env: "CHAINGATE_PKCS11_TIMEOUT_MS",
+    flag: "--pkcs11-timeout-ms",
+    help: "longest a token call may take before the token counts as hung (retryable HSM_UNAVAILABLE)",
+    parse: integer(100, 120_000),
+  },
+  {
+    key: "pkcs11Sessions",
+    default: 4,
+    env: "CHAINGATE_PKCS11_SESSIONS",
+    flag: "--pkcs11-sessions",
+    help: "token sessions signing at once (what the token allows)",
+    parse: integer(1, 64),
   },
   {
     key: "devnetNodeAccounts",

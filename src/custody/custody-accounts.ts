@@ -42,6 +42,8 @@ interface Found {
   address: string;
   sealed: string | null;
   keyId: string | null;
+  /** A PKCS11 address's signer: its key stays on the token (no unlock, no seal). */
+  token: LocalAccount | undefined;
 }
 
 const sealContext = (walletId: string, index: number, address: string) =>
@@ -70,6 +72,8 @@ export class CustodyAccounts {
         "wallet_addresses.wallet_id",
         "wallet_addresses.idx",
         "wallet_addresses.address",
+        "wallet_addresses.public_key",
+        "wallet_addresses.keystore",
         "unattended_keys.sealed",
         "unattended_keys.key_id",
       ])
@@ -114,6 +118,7 @@ export class CustodyAccounts {
       address: row.address,
       sealed: row.sealed ?? null,
       keyId: row.key_id ?? null,
+      token: this.options.wallets.tokenAccount(row.address, row.public_key, row.keystore),
     };
   }
 
@@ -148,6 +153,7 @@ export class CustodyAccounts {
   ): Promise<{ account: LocalAccount; walletId: string; index: number }> {
     const found = await this.find(owner, address);
     if (!found) throw unknownAccount();
+    if (found.token) return { account: found.token, walletId: found.walletId, index: found.index };
     const unlocked = await this.options.unlocked.get(owner, found.address);
     if (unlocked) return { account: unlocked.account, walletId: found.walletId, index: found.index };
     const account = this.openUnattended(found);
@@ -177,7 +183,7 @@ export class CustodyAccounts {
   /** For the tracker's fee bumps: an unattended address's signer, whoever owns it. */
   async unattendedSigner(address: string): Promise<LocalAccount | undefined> {
     const found = await this.find(null, address);
-    return found ? this.openUnattended(found) : undefined;
+    return found ? (found.token ?? this.openUnattended(found)) : undefined;
   }
 
   private openUnattended(found: Found): LocalAccount | undefined {
@@ -204,6 +210,11 @@ export class CustodyAccounts {
     }
     const found = await this.find(owner, address);
     if (!found) throw unknownAccount();
+    // A PKCS11 address signs with no unlock: the call succeeds (clients unlock before they send) and holds nothing.
+    if (found.token)
+      return (
+        this.now() + Math.min(seconds || this.options.unlockSeconds, this.options.unlockMaxSeconds) * 1000
+      );
     const { unlocked, privateKey } = await this.options.wallets.unlockKey(
       found.walletId,
       found.index,

@@ -80,6 +80,34 @@ export const SIGNING_CODES = {
     meaning:
       "another payload was already signed at this nonce of the address (`data.nonce`, `data.tx_hash`); chaingate signs one per nonce",
   },
+  SIGNATURE_MISMATCH: {
+    status: 500,
+    rpc: RPC_TX_REJECTED,
+    meaning:
+      "the key backend answered a signature that does not recover to the signing address: refused, audited, and the address signs nothing more until its backend passes a self-test",
+  },
+  HSM_UNAVAILABLE: {
+    status: 503,
+    rpc: RPC_UNAVAILABLE,
+    retry: true,
+    meaning:
+      "the PKCS#11 token did not answer (absent, session closed, module hung past `--pkcs11-timeout-ms`); nothing was signed or reserved; chaingate reconnects by itself",
+  },
+  HSM_LOGIN_FAILED: {
+    status: 503,
+    rpc: RPC_UNAVAILABLE,
+    meaning: "the PKCS#11 token refused the PIN from `--pkcs11-pin-file` (or is locked): fix the PIN file",
+  },
+  HSM_KEY_NOT_FOUND: {
+    status: 404,
+    rpc: RPC_TX_REJECTED,
+    meaning: "no secp256k1 key with that label or id on the PKCS#11 token",
+  },
+  HSM_NOT_CONFIGURED: {
+    status: 409,
+    rpc: RPC_TX_REJECTED,
+    meaning: "PKCS11 wallets need `--pkcs11-module`, `--pkcs11-token` and `--pkcs11-pin-file`",
+  },
   CHAIN_LACKS_FEATURE: {
     status: 422,
     rpc: RPC_TX_REJECTED,

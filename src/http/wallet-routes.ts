@@ -64,6 +64,7 @@ export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
           addressQuantity: request.body.address_quantity,
           mnemonic: request.body.mnemonic,
           keystore: request.body.keystore,
+          keys: request.body.keys,
         },
         ownerOf(request),
       ),

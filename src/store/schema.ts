@@ -37,9 +37,9 @@ export interface FiltersTable {
 
 export interface WalletsTable {
   id: string;
-  type: "KEYSTORE_V3";
-  /** generated (new seed), mnemonic (imported seed) or keystore (one imported key, no seed). */
-  source: "generated" | "mnemonic" | "keystore";
+  type: "KEYSTORE_V3" | "PKCS11";
+  /** generated (new seed), mnemonic (imported seed), keystore (one imported key, no seed), pkcs11 (keys on a token). */
+  source: "generated" | "mnemonic" | "keystore" | "pkcs11";
   /** JSON of the wallet's KDF parameters (one salt for all its keystores). */
   kdf: string;
   /** JSON of the seed's entropy sealed with the wallet's derived key; null for keystore imports. */
@@ -58,7 +58,7 @@ export interface WalletAddressesTable {
   idx: number;
   address: string;
   public_key: string;
-  /** Standalone keystore v3 JSON for this address's key. */
+  /** Standalone keystore v3 JSON for this address's key; for a PKCS11 wallet, where the key is on the token ({pkcs11, token, key_id, label}). */
   keystore: string;
   created_at: number;
 }

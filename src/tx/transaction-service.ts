@@ -52,9 +52,11 @@ export class TransactionService {
   ): Promise<{ tx_hash: `0x${string}`; receipt?: NodeReceipt }> {
     const { wallets, chains, pipeline, idempotency } = this.options;
     if (body.wallet_id === undefined) throw badRequest("WALLET_ID_REQUIRED", "wallet_id is required");
-    if (typeof body.password !== "string" || body.password === "") {
+    if (
+      (typeof body.password !== "string" || body.password === "") &&
+      !(await wallets.signsWithoutPassword(body.wallet_id))
+    )
       throw badRequest("PASSWORD_REQUIRED", "password is required to sign with a KEYSTORE_V3 wallet");
-    }
     const to =
       body.transaction.to === undefined || body.transaction.to === null
         ? null
@@ -73,7 +75,8 @@ export class TransactionService {
     );
     const index = body.index ?? 0;
     const walletId = body.wallet_id;
-    const password = body.password;
+    // A KEYSTORE_V3 wallet refuses an empty one (PASSWORD_REQUIRED); a PKCS11 wallet takes none.
+    const password = body.password ?? "";
     const owner = context.owner ?? null;
 
     const sent = await idempotency.once<{ tx_hash: `0x${string}` }>(

@@ -123,7 +123,7 @@ describeEachStore("wallets over HTTP", (target) => {
       { type: "HD", password: PASSWORD, address_quantity: 1 },
       400,
       "VALIDATION_FAILED",
-      /type must be "KEYSTORE_V3"/,
+      /type must be one of "KEYSTORE_V3", "PKCS11"/,
     ],
     [{ type: "KEYSTORE_V3", address_quantity: 1 }, 400, "PASSWORD_REQUIRED", /password is required/],
     [{ type: "KEYSTORE_V3", password: null, address_quantity: 1 }, 400, "PASSWORD_REQUIRED", /password/],

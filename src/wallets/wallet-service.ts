@@ -1,8 +1,9 @@
 /** Custody wallets: create or import, list, fetch, and unlock an address's key for signing. */
 import { randomUUID } from "node:crypto";
-import { bytesToHex, type LocalAccount } from "viem";
+import { bytesToHex, getAddress, type Hex, type LocalAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { badRequest } from "../errors/chaingate-error.js";
+import { badRequest, ChaingateError } from "../errors/chaingate-error.js";
+import { checkedAccount, signatureGuard } from "../keys/checked-signer.js";
 import {
   accountFromPrivateKey,
   type DerivedAccount,
@@ -13,6 +14,7 @@ import {
 } from "../keys/hd-wallet.js";
 import { type KdfPreset, type KeyDeriver, newScryptParams, type ScryptParams } from "../keys/kdf.js";
 import { parseKeystore, seal, toKeystore, unseal } from "../keys/keystore-v3.js";
+import type { Pkcs11Token } from "../keys/pkcs11-token.js";
 import { signingAccount } from "../keys/signing-account.js";
 import type { UnlockCache } from "../keys/unlock-cache.js";
 import type { Store } from "../store/database.js";
@@ -22,7 +24,7 @@ import { addressNotFound, walletNotFound } from "./wallet-errors.js";
 
 export interface WalletRecord {
   id: string;
-  type: "KEYSTORE_V3";
+  type: "KEYSTORE_V3" | "PKCS11";
   address: string;
   public_key: string;
   index: number;
@@ -37,6 +39,8 @@ export interface CreateWalletInput {
   mnemonic?: string | undefined;
   /** Import: one existing keystore v3 document (string or object), decrypted with `password`. */
   keystore?: unknown;
+  /** PKCS11: keys already on the token to adopt, by label or id (hex), instead of new ones. */
+  keys?: readonly string[] | undefined;
 }
 
 export interface WalletServiceOptions {
@@ -45,6 +49,8 @@ export interface WalletServiceOptions {
   cache: UnlockCache;
   kdf: KdfPreset;
   maxAddresses: number;
+  /** The PKCS#11 token PKCS11 wallets keep their keys on; absent: such wallets are refused. */
+  hsm?: Pkcs11Token | undefined;
   /** Called with new addresses after they are stored (the devnet funds them). */
   onAddressesCreated?: (addresses: readonly string[]) => Promise<void>;
   now?: () => number;
@@ -63,6 +69,8 @@ export class WalletService {
   private readonly unlocking = new Map<string, Promise<Buffer>>();
   /** Wrong passwords are counted per wallet (or per admin scope), on every instance. */
   private readonly attempts: PasswordAttempts;
+  /** Token-backed accounts, by token and key id (they hold no secret). */
+  private readonly tokenAccounts = new Map<string, LocalAccount>();
 
   constructor(private readonly options: WalletServiceOptions) {
     this.now = options.now ?? Date.now;
@@ -70,8 +78,12 @@ export class WalletService {
   }
 
   async create(input: CreateWalletInput, owner: string | null = null): Promise<WalletRecord[]> {
+    if (input.type === "PKCS11") return this.createOnToken(input, owner);
     if (input.type !== "KEYSTORE_V3") {
-      throw badRequest("INVALID_WALLET_TYPE", `type must be KEYSTORE_V3, got ${JSON.stringify(input.type)}`);
+      throw badRequest(
+        "INVALID_WALLET_TYPE",
+        `type must be KEYSTORE_V3 or PKCS11, got ${JSON.stringify(input.type)}`,
+      );
     }
     const password = input.password;
     if (typeof password !== "string" || password.length === 0) {
@@ -149,6 +161,107 @@ export class WalletService {
     derivedKey.fill(0);
     await this.options.onAddressesCreated?.(rows.map((r) => r.address));
     return rows.map(toRecord);
+  }
+
+  /**
+   * A wallet whose keys live on the PKCS#11 token: new secp256k1 key pairs made there (or existing
+   * ones adopted by label or id). The store keeps where each key is (token label, key id), never a
+   * secret; the wallet signs with no password, for its owner only.
+   */
+  private async createOnToken(input: CreateWalletInput, owner: string | null): Promise<WalletRecord[]> {
+    const hsm = this.options.hsm;
+    if (hsm === undefined)
+      throw new ChaingateError(
+        "PKCS11 wallets need a token: start chaingate with --pkcs11-module, --pkcs11-token and --pkcs11-pin-file",
+        { code: "HSM_NOT_CONFIGURED" },
+      );
+    if (input.password !== undefined && input.password !== null)
+      throw badRequest("INVALID_IMPORT", "PKCS11 wallets take no password: their keys never leave the token");
+    if (input.mnemonic !== undefined || input.keystore !== undefined)
+      throw badRequest(
+        "INVALID_IMPORT",
+        "PKCS11 wallets make their keys on the token (or adopt them with `keys`)",
+      );
+    const quantity = input.keys?.length ?? input.addressQuantity;
+    if (!Number.isInteger(quantity) || quantity < 1 || quantity > this.options.maxAddresses)
+      throw badRequest(
+        "INVALID_ADDRESS_QUANTITY",
+        `address_quantity must be an integer from 1 to ${this.options.maxAddresses}`,
+      );
+    if (input.keys !== undefined && input.addressQuantity !== input.keys.length)
+      throw badRequest("INVALID_ADDRESS_QUANTITY", "address_quantity must be the number of keys adopted");
+    const id = randomUUID();
+    const keys = [];
+    for (let index = 0; index < quantity; index++)
+      keys.push(
+        input.keys === undefined
+          ? await hsm.generate(`chaingate:${id}:${index}`)
+          : await hsm.find(input.keys[index]!),
+      );
+    const createdAt = this.now();
+    const rows: WalletAddressesTable[] = keys.map((key, index) => ({
+      wallet_id: id,
+      idx: index,
+      address: getAddress(key.address),
+      public_key: key.publicKey,
+      keystore: JSON.stringify(tokenKeyRef(hsm.options.token, key)),
+      created_at: createdAt,
+    }));
+    await this.options.store.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("wallets")
+        .values({
+          id,
+          type: "PKCS11",
+          source: "pkcs11",
+          kdf: "{}",
+          sealed_seed: null,
+          address_count: rows.length,
+          failed_attempts: 0,
+          locked_until: 0,
+          owner,
+          created_at: createdAt,
+        })
+        .execute();
+      await trx.insertInto("wallet_addresses").values(rows).execute();
+    });
+    await this.options.onAddressesCreated?.(rows.map((r) => r.address));
+    return rows.map(toRecord);
+  }
+
+  /** Whether the wallet signs with no password (its keys are on a PKCS#11 token); false for a missing one. */
+  async signsWithoutPassword(id: string): Promise<boolean> {
+    const row = await this.options.store.db
+      .selectFrom("wallets")
+      .select("type")
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return row?.type === "PKCS11";
+  }
+
+  /** The signing account of a PKCS11 wallet's address: the token signs, every signature verified. */
+  tokenAccount(address: string, publicKey: string, keystoreText: string): LocalAccount | undefined {
+    const ref = readTokenKeyRef(keystoreText);
+    const hsm = this.options.hsm;
+    if (ref === undefined) return undefined;
+    if (hsm === undefined || hsm.options.token !== ref.token)
+      throw new ChaingateError(
+        `this address's key is on PKCS#11 token "${ref.token}", which this instance is not configured for`,
+        { code: "HSM_NOT_CONFIGURED" },
+      );
+    const key = `${ref.token}\n${ref.key_id}`;
+    let account = this.tokenAccounts.get(key);
+    if (account === undefined) {
+      account = checkedAccount(
+        getAddress(address),
+        publicKey as Hex,
+        (hash) => hsm.sign(ref.key_id, hash),
+        signatureGuard,
+        "pkcs11",
+      );
+      this.tokenAccounts.set(key, account);
+    }
+    return account;
   }
 
   /** Decrypts an imported keystore with its own KDF; its password becomes the wallet's password. */
@@ -240,6 +353,23 @@ export class WalletService {
     }
     const { address, keystore: keystoreText, ...wallet } = found;
     if (owner !== null && wallet.owner !== owner) throw walletNotFound(id);
+    if (wallet.type === "PKCS11") {
+      // The token holds the key: no password to check, the owner's key is the credential.
+      const row = await this.options.store.db
+        .selectFrom("wallet_addresses")
+        .select("public_key")
+        .where("wallet_id", "=", id)
+        .where("idx", "=", index)
+        .executeTakeFirstOrThrow();
+      return {
+        walletId: id,
+        index,
+        address,
+        account: this.tokenAccount(address, row.public_key, keystoreText)!,
+      };
+    }
+    if (password === "")
+      throw badRequest("PASSWORD_REQUIRED", "password is required to sign with a KEYSTORE_V3 wallet");
     const keystore = parseKeystore(keystoreText);
     const derivedKey = await this.derivedKey(wallet, keystore.sealed, password, owner);
     const privateKey = unseal(keystore.sealed, derivedKey);
@@ -367,10 +497,29 @@ export class WalletService {
 function toRecord(row: WalletAddressesTable): WalletRecord {
   return {
     id: row.wallet_id,
-    type: "KEYSTORE_V3",
+    type: readTokenKeyRef(row.keystore) === undefined ? "KEYSTORE_V3" : "PKCS11",
     address: row.address,
     public_key: row.public_key,
     index: row.idx,
     data: row.keystore,
   };
+}
+
+/** Where a PKCS11 wallet's key is: the token's label and the key's CKA_ID (never a secret). */
+interface TokenKeyRef {
+  pkcs11: true;
+  token: string;
+  key_id: string;
+  label: string;
+}
+
+function tokenKeyRef(token: string, key: { id: string; label: string }): TokenKeyRef {
+  return { pkcs11: true, token, key_id: key.id, label: key.label };
+}
+
+/** The token reference a PKCS11 address's record holds in place of a keystore; undefined for a keystore. */
+export function readTokenKeyRef(text: string): TokenKeyRef | undefined {
+  if (!text.startsWith('{"pkcs11"')) return undefined;
+  const parsed = JSON.parse(text) as TokenKeyRef;
+  return parsed.pkcs11 === true ? parsed : undefined;
 }
