@@ -1,5 +1,5 @@
 /** One PKCS#11 token (an HSM; SoftHSM2 in CI): secp256k1 keys made on it and found by label or id, hashes signed by a pool of logged-in sessions within a bounded time, reconnecting by itself. */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import pkcs11js from "pkcs11js";
 import { bytesToHex, type Hex, keccak256 } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
@@ -52,6 +52,8 @@ export class Pkcs11Token {
   /** Why the token is not usable now (for /readyz), or undefined when it is. */
   problem: string | undefined = "not opened yet";
   private opening: Promise<void> | undefined;
+  /** The PIN file's write time when the token last refused its PIN, and that refusal. */
+  private refusedPin: { written: number; error: ChaingateError } | undefined;
 
   constructor(readonly options: Pkcs11Options) {}
 
@@ -86,20 +88,29 @@ export class Pkcs11Token {
         lib.C_OpenSession(slot, pkcs11js.CKF_RW_SESSION | pkcs11js.CKF_SERIAL_SESSION),
       );
       let pin: string;
+      let written: number;
       try {
+        written = statSync(this.options.pinFile).mtimeMs;
         pin = readFileSync(this.options.pinFile, "utf8").trim();
       } catch (error) {
         throw unavailable(`the PIN file ${this.options.pinFile} cannot be read`, error);
       }
+      // A PIN the token refused is not tried again until the file changes: HSMs lock after a few.
+      if (this.refusedPin !== undefined && this.refusedPin.written === written) throw this.refusedPin.error;
       try {
         lib.C_Login(opened[0]!, pkcs11js.CKU_USER, pin);
+        this.refusedPin = undefined;
       } catch (error) {
         if (ckr(error) !== "CKR_USER_ALREADY_LOGGED_IN") {
           const code = ckr(error);
-          if (code === "CKR_PIN_INCORRECT" || code === "CKR_PIN_LOCKED")
-            throw new ChaingateError(`HSM login failed: the token refused the PIN (${code})`, {
-              code: "HSM_LOGIN_FAILED",
-            });
+          if (code === "CKR_PIN_INCORRECT" || code === "CKR_PIN_LOCKED" || code === "CKR_PIN_LEN_RANGE") {
+            const refused = new ChaingateError(
+              `HSM login failed: the token refused the PIN in ${this.options.pinFile} (${code}); it is tried again when the file changes`,
+              { code: "HSM_LOGIN_FAILED" },
+            );
+            this.refusedPin = { written, error: refused };
+            throw refused;
+          }
           throw unavailable(`login failed (${code ?? (error as Error).message})`, error);
         }
       }
@@ -164,7 +175,7 @@ export class Pkcs11Token {
         const lost =
           hung ||
           (code !== undefined &&
-            /SESSION|TOKEN_NOT_PRESENT|DEVICE|NOT_LOGGED_IN|CRYPTOKI_NOT_INITIALIZED|GENERAL_ERROR/.test(
+            /SESSION|TOKEN_NOT_PRESENT|DEVICE|NOT_LOGGED_IN|CRYPTOKI_NOT_INITIALIZED|GENERAL_ERROR|HANDLE_INVALID/.test(
               code,
             ));
         if (!lost) {

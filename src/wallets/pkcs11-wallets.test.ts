@@ -1,5 +1,7 @@
 /** PKCS11 wallets on a real PKCS#11 interface (SoftHSM2): keys made and adopted on the token, every signing path through it, no key material anywhere. */
 import { execFileSync } from "node:child_process";
+import { renameSync } from "node:fs";
+import { join } from "node:path";
 import { ethers } from "ethers";
 import pkcs11js from "pkcs11js";
 import {
@@ -13,6 +15,7 @@ import {
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chainAt, type Envelope, nodeCall, nodeReceipt, nodeUrlOf } from "../test-support/chain-helpers.js";
+import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { SOFTHSM_AVAILABLE, type SoftHsmToken, softHsmToken } from "../test-support/softhsm.js";
 import { POSTGRES_AVAILABLE, type StoreTarget, type TempStore, tempStore } from "../test-support/stores.js";
@@ -186,6 +189,95 @@ for (const target of ["sqlite", "postgres"] as StoreTarget[])
         });
         expect(missing.json).toMatchObject({ code: "HSM_KEY_NOT_FOUND" });
       });
+
+      it("the token cut mid-burst and restored: HSM_UNAVAILABLE (retryable) meanwhile, /readyz names it, nothing signed twice, no nonce lost, back by itself", async () => {
+        const from = wallet[0]!;
+        const tokens = join(token.dir, "tokens");
+        const away = join(token.dir, "tokens-away");
+        const send = () =>
+          rt.post("/transaction", { wallet_id: from.id, transaction: { to: DEV_ACCOUNT_2, value: "1" } });
+        const burst = () => Promise.all(Array.from({ length: 3 }, send));
+        const nonceBefore = Number(
+          await nodeCall(nodeUrlOf(rt), "eth_getTransactionCount", [from.address, "latest"]),
+        );
+        const answers = [...(await burst())];
+        renameSync(tokens, away);
+        let cut: { status: number; json: unknown }[];
+        try {
+          cut = await burst();
+          for (const answer of cut) {
+            if (answer.status === 200) continue;
+            expect(answer.status, JSON.stringify(answer.json)).toBe(503);
+            expect(answer.json).toMatchObject({ code: "HSM_UNAVAILABLE", retryable: true });
+          }
+          expect(cut.some((a) => a.status === 503)).toBe(true);
+          const readyz = await fetch(`${rt.url}/readyz`);
+          expect(readyz.status).toBe(503);
+          expect(((await readyz.json()) as { problems: string[] }).problems.join(" ")).toContain(
+            `PKCS#11 token "${token.label}"`,
+          );
+        } finally {
+          renameSync(away, tokens);
+        }
+        answers.push(...cut);
+        // Back by itself: the next retry of the token opens it again.
+        expect(await waitUntil(async () => (await fetch(`${rt.url}/readyz`)).status === 200, 30_000)).toBe(
+          true,
+        );
+        answers.push(...(await burst()));
+        const sent = answers
+          .filter((a) => a.status === 200)
+          .map((a) => (a.json as { tx_hash: string }).tx_hash);
+        expect(sent.length).toBeGreaterThanOrEqual(6);
+        for (const hash of sent) expect((await nodeReceipt(nodeUrlOf(rt), hash)).status).toBe("0x1");
+        // One transaction per answered send and none else: no nonce lost or used twice.
+        const after = Number(
+          await nodeCall(nodeUrlOf(rt), "eth_getTransactionCount", [from.address, "latest"]),
+        );
+        expect(after - nonceBefore).toBe(sent.length);
+      });
+
+      it.skipIf(target !== "postgres")(
+        "three instances on one PostgreSQL and one token sign for one HSM wallet: one contiguous nonce sequence",
+        async () => {
+          const from = wallet[1]!;
+          const others = [
+            await startTestRuntime({ store, env: { ...token.env, CHAINGATE_UPSTREAMS: nodeUrlOf(rt) } }),
+            await startTestRuntime({ store, env: { ...token.env, CHAINGATE_UPSTREAMS: nodeUrlOf(rt) } }),
+          ];
+          try {
+            const all = [rt, ...others];
+            const before = Number(
+              await nodeCall(nodeUrlOf(rt), "eth_getTransactionCount", [from.address, "latest"]),
+            );
+            const answers = await Promise.all(
+              Array.from({ length: 9 }, (_, i) =>
+                all[i % 3]!.post("/transaction", {
+                  wallet_id: from.id,
+                  transaction: { to: DEV_ACCOUNT_2, value: "3" },
+                }),
+              ),
+            );
+            for (const answer of answers) expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+            const hashes = answers.map((a) => (a.json as { tx_hash: string }).tx_hash);
+            for (const hash of hashes) expect((await nodeReceipt(nodeUrlOf(rt), hash)).status).toBe("0x1");
+            const nonces = await Promise.all(
+              hashes.map(async (hash) =>
+                Number(
+                  ((await nodeCall(nodeUrlOf(rt), "eth_getTransactionByHash", [hash])) as { nonce: string })
+                    .nonce,
+                ),
+              ),
+            );
+            // Contiguous, above what the chain had (payloads handed out earlier go first), none twice.
+            const sorted = nonces.sort((a, b) => a - b);
+            expect(sorted[0]).toBeGreaterThanOrEqual(before);
+            expect(sorted).toEqual(Array.from({ length: 9 }, (_, i) => sorted[0]! + i));
+          } finally {
+            for (const other of others) await other.close();
+          }
+        },
+      );
 
       it("no key material in the store: the records hold token references only", async () => {
         const rows = await rt.store.db.selectFrom("wallet_addresses").select("keystore").execute();
