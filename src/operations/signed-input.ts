@@ -16,7 +16,13 @@ export const ChainIdField = Type.Union(
 
 export const SignerFields = {
   wallet_id: Type.String({ minLength: 1, maxLength: 200, description: "custody wallet that signs" }),
-  password: Type.String({ minLength: 1, maxLength: 1024, description: "the wallet's password" }),
+  password: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: "the wallet's password (KEYSTORE_V3; a PKCS11 wallet takes none)",
+    }),
+  ),
   index: Type.Optional(
     Type.Integer({
       minimum: 0,
@@ -48,7 +54,8 @@ export async function unlockSigner(
 ): Promise<Signer> {
   const chain = chains.select(input.chain_id, undefined);
   const index = input.index ?? 0;
-  const unlocked = await wallets.unlock(input.wallet_id, index, input.password, context.owner);
+  // An empty password is PASSWORD_REQUIRED for a KEYSTORE_V3 wallet, and what a PKCS11 wallet takes.
+  const unlocked = await wallets.unlock(input.wallet_id, index, input.password ?? "", context.owner);
   return {
     chain,
     account: unlocked.account,

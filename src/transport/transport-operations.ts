@@ -46,7 +46,7 @@ export function transportOperations({
   const sendToken = async (
     input: {
       wallet_id: string;
-      password: string;
+      password?: string;
       index?: number;
       chain_id?: number | string;
       token: string;

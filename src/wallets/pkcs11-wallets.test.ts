@@ -20,6 +20,7 @@ import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { SOFTHSM_AVAILABLE, type SoftHsmToken, softHsmToken } from "../test-support/softhsm.js";
 import { POSTGRES_AVAILABLE, type StoreTarget, type TempStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { ok } from "../test-support/token-helpers.js";
 
 const TYPED = {
   domain: { name: "Mail", version: "1", chainId: 1001 },
@@ -153,6 +154,29 @@ for (const target of ["sqlite", "postgres"] as StoreTarget[])
         const authorization = await rpc("eth_signAuthorization", [from, { address: DEV_ACCOUNT_2 }]);
         expect(authorization.error, JSON.stringify(authorization.error)).toBeUndefined();
         provider.destroy();
+      });
+
+      it("token operations and call bundles sign on the token too, with no password", async () => {
+        const created = await ok(rt, "create_new_ERC20_token", {
+          wallet_id: wallet[1]!.id,
+          name: "Token Coin",
+          symbol: "TOK",
+          initial_supply: "1000",
+        });
+        expect((await nodeReceipt(nodeUrlOf(rt), created.tx_hash)).status).toBe("0x1");
+        const bundle = await rpc("wallet_sendCalls", [
+          {
+            version: "2.0.0",
+            chainId: "0x3e9",
+            from: wallet[1]!.address,
+            atomicRequired: false,
+            calls: [
+              { to: DEV_ACCOUNT_2, value: "0x1" },
+              { to: DEV_ACCOUNT_2, value: "0x2" },
+            ],
+          },
+        ]);
+        expect(bundle.error, JSON.stringify(bundle.error)).toBeUndefined();
       });
 
       it("adopts a key already on the token by its label", async () => {
