@@ -128,7 +128,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     }
     const { filters, logs, hub, resumable } = await startFilters(config, { store, chains, share, ...life });
     const funder = devnet && config.devnet.fundWallets ? devnetFunder(chains) : undefined;
-    const { wallets, deriver } = startWallets(config, {
+    const { wallets, deriver, hsm } = startWallets(config, {
       store,
       onAddressesCreated: funder,
       readiness,
@@ -156,6 +156,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       logger,
       embedded,
       deploy,
+      hsm,
     });
     // Transports through chaingate's own endpoint are judged by whom they reach.
     if (system) guard.isEndpoint = (_chainId, address) => address === system.endpoint.toLowerCase();

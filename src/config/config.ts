@@ -89,6 +89,8 @@ export interface Config {
   readonly maxFeePerGas: bigint;
   /** Signs registry writes and deliveries; the devnet's built-in key when unset on the devnet. */
   readonly operatorKey: `0x${string}` | undefined;
+  /** The operator key on the PKCS#11 token (label or id) instead of `operatorKey`. */
+  readonly operatorKeyPkcs11: string | undefined;
   readonly relayerIntervalMs: number;
   /** Listen beyond loopback without API keys. */
   readonly insecure: boolean;

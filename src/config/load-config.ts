@@ -217,6 +217,12 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   }
   const sealKey = readSealKey(v, problems);
   const pkcs11 = readPkcs11(v, problems);
+  if (v.operatorKeyPkcs11 !== undefined && v.operatorKey !== undefined)
+    problems.push("CHAINGATE_OPERATOR_KEY and CHAINGATE_OPERATOR_KEY_PKCS11 cannot be used together");
+  if (v.operatorKeyPkcs11 !== undefined && pkcs11 === undefined)
+    problems.push(
+      "CHAINGATE_OPERATOR_KEY_PKCS11 needs the token: CHAINGATE_PKCS11_MODULE, CHAINGATE_PKCS11_TOKEN and CHAINGATE_PKCS11_PIN_FILE",
+    );
   if (v.unlockSeconds > v.unlockMaxSeconds)
     problems.push(
       `--unlock-seconds (${v.unlockSeconds}) must not exceed --unlock-max-seconds (${v.unlockMaxSeconds})`,
@@ -266,6 +272,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     replaceAfterMs: v.replaceAfterSeconds * SECOND,
     maxFeePerGas: BigInt(v.maxFeeGwei) * GWEI,
     operatorKey: v.operatorKey as `0x${string}` | undefined,
+    operatorKeyPkcs11: v.operatorKeyPkcs11,
     relayerIntervalMs: v.relayerIntervalMs,
     insecure: v.insecure,
     // With API keys the documented defaults apply; with none (one local user) only limits set on purpose.

@@ -73,6 +73,7 @@ export interface OptionValues {
   replaceAfterSeconds: number;
   maxFeeGwei: number;
   operatorKey: string | undefined;
+  operatorKeyPkcs11: string | undefined;
   relayerIntervalMs: number;
   insecure: boolean;
   rateRead: RateOption | undefined;
@@ -538,6 +539,14 @@ export const OPTIONS: readonly OptionSpec[] = [
       /^0x[0-9a-fA-F]{64}$/.test(raw.trim())
         ? { value: raw.trim().toLowerCase() }
         : { error: "must be 0x followed by 64 hex digits (the value is not shown)" },
+  },
+  {
+    key: "operatorKeyPkcs11",
+    default: undefined,
+    env: "CHAINGATE_OPERATOR_KEY_PKCS11",
+    flag: "--operator-key-pkcs11",
+    help: "the operator key on the PKCS#11 token instead (its label, or its id in hex): the operator signs there",
+    parse: (raw) => ({ value: raw.trim() }),
   },
   {
     key: "relayerIntervalMs",

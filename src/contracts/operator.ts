@@ -1,9 +1,11 @@
 /** The operator account: signs registry writes and relays transports. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { Hex, LocalAccount } from "viem";
+import { getAddress, type Hex, type LocalAccount } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import type { Config } from "../config/config.js";
+import { checkedAccount, signatureGuard } from "../keys/checked-signer.js";
+import type { Pkcs11Token } from "../keys/pkcs11-token.js";
 import { signingAccount } from "../keys/signing-account.js";
 
 /**
@@ -22,7 +24,22 @@ function devnetOperatorKey(dataDir: string): Hex {
   return key;
 }
 
-export function operatorAccount(config: Config, onDevnet: boolean): LocalAccount | undefined {
+export async function operatorAccount(
+  config: Config,
+  onDevnet: boolean,
+  hsm?: Pkcs11Token,
+): Promise<LocalAccount | undefined> {
+  if (config.operatorKeyPkcs11 !== undefined && hsm !== undefined) {
+    // On the token: found by label or id, and signing there, every signature verified.
+    const key = await hsm.find(config.operatorKeyPkcs11);
+    return checkedAccount(
+      getAddress(key.address),
+      key.publicKey,
+      (hash) => hsm.sign(key.id, hash),
+      signatureGuard,
+      "pkcs11",
+    );
+  }
   if (config.operatorKey !== undefined) return signingAccount(config.operatorKey);
   return onDevnet ? signingAccount(devnetOperatorKey(config.dataDir)) : undefined;
 }

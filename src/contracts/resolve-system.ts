@@ -2,6 +2,7 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/config.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import type { Pkcs11Token } from "../keys/pkcs11-token.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import { operatorAccount } from "./operator.js";
@@ -27,9 +28,11 @@ export async function resolveSystemContracts(deps: {
   /** The embedded chains: the contracts are deployed, and the operator funded, at every start. */
   embedded: boolean;
   deploy: boolean;
+  /** The PKCS#11 token, where the operator key may be (`--operator-key-pkcs11`). */
+  hsm?: Pkcs11Token | undefined;
 }): Promise<ResolvedSystem> {
   const { chains, logger } = deps;
-  const operator = operatorAccount(deps.config, deps.embedded);
+  const operator = await operatorAccount(deps.config, deps.embedded, deps.hsm);
   let system: SystemContracts | undefined;
   if (operator && (deps.embedded || deps.deploy)) {
     system = await deploySystemContracts({

@@ -14,6 +14,8 @@ import {
   recoverTypedDataAddress,
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Web3 } from "web3";
+import { cast } from "../test-support/cast.js";
 import { chainAt, type Envelope, nodeCall, nodeReceipt, nodeUrlOf } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
@@ -154,6 +156,33 @@ for (const target of ["sqlite", "postgres"] as StoreTarget[])
         const authorization = await rpc("eth_signAuthorization", [from, { address: DEV_ACCOUNT_2 }]);
         expect(authorization.error, JSON.stringify(authorization.error)).toBeUndefined();
         provider.destroy();
+      });
+
+      it("web3.js and Foundry's cast send and sign from an HSM address", async () => {
+        const from = wallet[1]!.address;
+        const web3 = new Web3(rt.url);
+        const receipt = await web3.eth.sendTransaction({ from, to: DEV_ACCOUNT_2, value: 5n });
+        expect(receipt.status).toBe(1n);
+        const signed = await web3.eth.sign(web3.utils.utf8ToHex("web3 asks the token"), from);
+        expect(
+          await recoverMessageAddress({
+            message: "web3 asks the token",
+            signature: signed as unknown as Hex,
+          }),
+        ).toBe(from);
+        const out = await cast([
+          "send",
+          "--rpc-url",
+          rt.url,
+          "--unlocked",
+          "--from",
+          from,
+          DEV_ACCOUNT_2,
+          "--value",
+          "7",
+          "--json",
+        ]);
+        expect((JSON.parse(out) as { status: string }).status).toBe("0x1");
       });
 
       it("token operations and call bundles sign on the token too, with no password", async () => {
@@ -299,6 +328,55 @@ for (const target of ["sqlite", "postgres"] as StoreTarget[])
             expect(sorted).toEqual(Array.from({ length: 9 }, (_, i) => sorted[0]! + i));
           } finally {
             for (const other of others) await other.close();
+          }
+        },
+      );
+
+      it.skipIf(target !== "sqlite")(
+        "the operator key on the token (--operator-key-pkcs11): chaingate's contracts deployed and the registry written by it",
+        async () => {
+          execFileSync(
+            "pkcs11-tool",
+            [
+              "--module",
+              token.module,
+              "--token-label",
+              token.label,
+              "--login",
+              "--pin",
+              token.pin,
+              "--keypairgen",
+              "--key-type",
+              "EC:secp256k1",
+              "--label",
+              "operator",
+            ],
+            { env: process.env, stdio: "ignore" },
+          );
+          const operated = await startTestRuntime({
+            env: { ...token.env, CHAINGATE_OPERATOR_KEY_PKCS11: "operator" },
+          });
+          try {
+            expect(operated.system).toBeDefined();
+            const operator = operated.system!.operator.address;
+            const adopted = await operated.post("/wallet", {
+              type: "PKCS11",
+              address_quantity: 1,
+              keys: ["operator"],
+            });
+            expect((adopted.json as { address: string }[])[0]!.address).toBe(operator);
+            const member = await ok(operated, "register_new_member", {
+              name: "Token Peer",
+              chain_id: 1002,
+              role: "AUDITOR",
+            });
+            expect(member).toBeDefined();
+            // Every registry write came from the token's key: its nonce moved on both chains.
+            expect(
+              Number(await nodeCall(nodeUrlOf(operated), "eth_getTransactionCount", [operator, "latest"])),
+            ).toBeGreaterThan(0);
+          } finally {
+            await operated.close();
           }
         },
       );

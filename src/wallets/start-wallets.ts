@@ -16,7 +16,7 @@ export function startWallets(
     onAddressesCreated?: ((addresses: readonly string[]) => Promise<void>) | undefined;
     readiness?: ReadinessMonitor;
   } & Lifecycle,
-): { wallets: WalletService; deriver: KeyDeriver } {
+): { wallets: WalletService; deriver: KeyDeriver; hsm: Pkcs11Token | undefined } {
   const cache = new UnlockCache(config.unlockCacheMs);
   startPeriodic({ name: "unlock cache prune", everyMs: PRUNE_MS, run: () => cache.prune() }, deps);
   deps.shutdown.add("unlock cache", () => cache.clear());
@@ -31,7 +31,7 @@ export function startWallets(
     maxAddresses: config.maxAddressesPerWallet,
     ...(deps.onAddressesCreated ? { onAddressesCreated: deps.onAddressesCreated } : {}),
   });
-  return { wallets, deriver };
+  return { wallets, deriver, hsm };
 }
 
 /** How often a token that is not usable is opened again (it was absent, its PIN file fixed, its module back). */
