@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Pool } from "undici";
-import { type Hex, hexToBytes, keccak256, parseEther, toHex } from "viem";
+import { hexToBytes, keccak256, parseEther, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { Pkcs11Token } from "../src/keys/pkcs11-token.js";
 import { signingAccount } from "../src/keys/signing-account.js";

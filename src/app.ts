@@ -45,6 +45,8 @@ import type { PolicyStore } from "./policies/policy-store.js";
 import { type CallContext, RpcDispatcher } from "./rpc/dispatcher.js";
 import { errorText } from "./rpc/envelope.js";
 import { methodPolicy } from "./rpc/method-policy.js";
+import { METHODS } from "./rpc/method-table.js";
+import { nearestMethod } from "./rpc/nearest-method.js";
 import type { ResponseCache } from "./rpc/response-cache.js";
 import type { Store } from "./store/database.js";
 import type { HeldSlots } from "./store/held-slots.js";
@@ -99,6 +101,9 @@ export interface AppDeps {
  * (each queued call is bounded by the per-key limits on requests in flight).
  */
 const UPSTREAM_CALLS_IN_FLIGHT = 64;
+
+/** Every method path, for naming the one a mistyped path meant. */
+const METHOD_NAMES = METHODS.map((m) => m.name);
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
@@ -169,18 +174,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split("?")[0] ?? request.url;
+    const name = path.replace(/^\//, "");
     if (request.method === "POST") {
-      // Any unknown POST path is treated as an unknown method, in the JSON-RPC shape callers expect.
+      // Any unknown POST path is an unknown method, in the JSON-RPC shape callers expect, with the
+      // method a near miss most likely meant.
+      const meant = nearestMethod(name, METHOD_NAMES);
       reply
         .code(200)
         .type("application/json; charset=utf-8")
-        .send(errorText(null, methodNotFound(path)));
+        .send(errorText(null, methodNotFound(path, meant === undefined ? undefined : `/${meant}`)));
       return;
     }
+    const meant = METHOD_NAMES.includes(name) ? name : nearestMethod(name, METHOD_NAMES);
     reply
       .code(404)
       .type("application/problem+json")
-      .send(notFoundProblem(`No route ${request.method} ${path}`));
+      .send(
+        notFoundProblem(
+          meant === undefined
+            ? `No route ${request.method} ${path}`
+            : `No route ${request.method} ${path}: method paths take POST (POST /${meant}${meant === name ? "" : ", the nearest method"})`,
+        ),
+      );
   });
 
   await registerOpenApi(app);

@@ -10,8 +10,13 @@ export function invalidRequest(detail: string): ChaingateError {
   return new ChaingateError(`Invalid request: ${detail}`, { code: "INVALID_REQUEST" });
 }
 
-export function methodNotFound(method: string): ChaingateError {
-  return new ChaingateError(`Method not found: ${method}`, { code: "METHOD_NOT_FOUND" });
+export function methodNotFound(method: string, meant?: string): ChaingateError {
+  return new ChaingateError(
+    meant === undefined
+      ? `Method not found: ${method}`
+      : `Method not found: ${method} (did you mean ${meant}?)`,
+    { code: "METHOD_NOT_FOUND", ...(meant === undefined ? {} : { data: { did_you_mean: meant } }) },
+  );
 }
 
 export function invalidParams(detail: string, data?: unknown): ChaingateError {
@@ -22,8 +27,16 @@ export function filterNotFound(): ChaingateError {
   return new ChaingateError("filter not found", { code: "FILTER_NOT_FOUND" });
 }
 
-export function unknownChain(chainId: string): ChaingateError {
-  return new ChaingateError(`Unknown chain: ${chainId} is not configured`, { code: "UNKNOWN_CHAIN" });
+export function unknownChain(chainId: string, configured?: readonly number[]): ChaingateError {
+  return new ChaingateError(
+    configured === undefined
+      ? `Unknown chain: ${chainId} is not configured`
+      : `Unknown chain: ${chainId} is not configured (configured: ${configured.join(", ")})`,
+    {
+      code: "UNKNOWN_CHAIN",
+      ...(configured === undefined ? {} : { data: { configured_chains: configured } }),
+    },
+  );
 }
 
 /** An error answer from a node: a deterministic answer (revert, bad nonce), passed through as is. */

@@ -200,3 +200,37 @@ describe("Native paths against the embedded chain", () => {
     expect(live.status).toBe("ok");
   });
 });
+
+describe("near misses", () => {
+  let rt: TestRuntime;
+  beforeAll(async () => {
+    rt = await startTestRuntime();
+  });
+  afterAll(async () => rt?.close());
+
+  it("a method path with a case typo names the method it meant; GET on a method path says method paths take POST", async () => {
+    const typo = await rt.post("/eth_blocknumber");
+    expect(typo.status).toBe(200);
+    expect(typo.json).toMatchObject({
+      error: { code: -32601, message: "Method not found: /eth_blocknumber (did you mean /eth_blockNumber?)" },
+    });
+    const get = await fetch(`${rt.url}/eth_blockNumber`);
+    expect(get.status).toBe(404);
+    expect(((await get.json()) as { detail: string }).detail).toBe(
+      "No route GET /eth_blockNumber: method paths take POST (POST /eth_blockNumber)",
+    );
+    const near = await fetch(`${rt.url}/eth_chianId`);
+    expect(((await near.json()) as { detail: string }).detail).toMatch(
+      /POST \/eth_chainId, the nearest method/,
+    );
+    const far = await fetch(`${rt.url}/nothing-like-it`);
+    expect(((await far.json()) as { detail: string }).detail).toBe("No route GET /nothing-like-it");
+  });
+
+  it("an unknown chain_id lists the configured chains", async () => {
+    const unknown = await rt.post("/eth_chainId?chain_id=999");
+    expect(JSON.stringify(unknown.json)).toContain(
+      "Unknown chain: 999 is not configured (configured: 1001, 1002)",
+    );
+  });
+});

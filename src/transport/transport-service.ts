@@ -161,7 +161,10 @@ export class TransportService {
       });
     }
     if (this.options.chains.get(destinationChainId) === undefined)
-      throw unknownChain(String(destinationChainId));
+      throw unknownChain(
+        String(destinationChainId),
+        this.options.chains.all().map((c) => c.chainId),
+      );
     if (!(await this.options.members.isMemberChain(destinationChainId))) {
       throw new ChaingateError(`no ACTIVE member is registered on chain ${destinationChainId}`, {
         code: "DESTINATION_NOT_MEMBER",

@@ -44,7 +44,7 @@ export class ChainRegistry {
     const chainId = fromQuery ?? fromHeader;
     if (chainId === undefined) return this.home;
     const chain = this.byId.get(chainId);
-    if (!chain) throw unknownChain(String(chainId));
+    if (!chain) throw unknownChain(String(chainId), [...this.byId.keys()]);
     return chain;
   }
 }
