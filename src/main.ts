@@ -7,6 +7,7 @@ import { ConfigError, helpText, loadConfig } from "./config/load-config.js";
 import { createLogger } from "./logging/create-logger.js";
 import { parsePoliciesCommand, runPoliciesCommand } from "./policies/policies-command.js";
 import { startChaingate } from "./runtime.js";
+import { parseWalletsCommand, runWalletsCommand } from "./wallets/wallets-command.js";
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
@@ -30,6 +31,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (argv[0] === "policies") {
     await policies(argv.slice(1));
+    return;
+  }
+  if (argv[0] === "wallets") {
+    await walletsCommand(argv.slice(1));
     return;
   }
   const deployOnly = argv[0] === "contracts";
@@ -100,6 +105,18 @@ async function keys(argv: string[]): Promise<void> {
     const config = loadConfig({ env: process.env, argv: command.rest });
     const output = await runKeysCommand(command, config);
     if (output !== "") process.stdout.write(`${output}\n`);
+  } catch (error) {
+    process.stderr.write(`chaingate: ${(error as Error).message}\n`);
+    process.exitCode = error instanceof ConfigError ? 2 : 1;
+  }
+}
+
+/** `chaingate wallets assign ...`: a wallet given to an API key. */
+async function walletsCommand(argv: string[]): Promise<void> {
+  try {
+    const command = parseWalletsCommand(argv);
+    const config = loadConfig({ env: process.env, argv: command.rest });
+    process.stdout.write(`${await runWalletsCommand(command, config)}\n`);
   } catch (error) {
     process.stderr.write(`chaingate: ${(error as Error).message}\n`);
     process.exitCode = error instanceof ConfigError ? 2 : 1;

@@ -54,7 +54,22 @@ export async function runKeysCommand(command: KeysCommand, config: Config): Prom
     const keys = new ApiKeyStore(store);
     if (command.action === "create") {
       const created = await keys.create(command.role!, command.name ?? command.role!);
-      return JSON.stringify(created);
+      // Wallets made before keys existed belong to no key: no key lists or signs with them until
+      // an operator gives each to one.
+      const unowned = await store.db
+        .selectFrom("wallets")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("owner", "is", null)
+        .executeTakeFirst();
+      const n = Number(unowned?.n ?? 0);
+      return JSON.stringify(
+        n === 0
+          ? created
+          : {
+              ...created,
+              notice: `${n} wallet(s) made before API keys existed belong to no key: an admin key lists them (GET /wallet, owner null); give each to a key with \`chaingate wallets assign <wallet-id> --key <key-id>\` (or POST /wallet/{id}/owner)`,
+            },
+      );
     }
     if (command.action === "revoke") {
       await keys.revoke(command.id!);

@@ -10,7 +10,7 @@ import {
   WalletRecordSchema,
 } from "../wallets/wallet-schemas.js";
 import type { WalletService } from "../wallets/wallet-service.js";
-import { ownerOf } from "./access-control.js";
+import { ownerOf, requireAdmin } from "./access-control.js";
 import { useRestBodies } from "./rest-body.js";
 import { useStrictValidation } from "./strict-validation.js";
 
@@ -29,7 +29,29 @@ export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
   useRestBodies(app);
 
   const CreateBody = createWalletBodySchema(maxAddresses);
-  const Records = Type.Array(WalletRecordSchema);
+  const Records = Type.Array(
+    Type.Intersect([
+      WalletRecordSchema,
+      Type.Object({
+        owner: Type.Optional(
+          Type.Union([Type.String(), Type.Null()], {
+            description:
+              "admin listing only: the API key that owns the wallet (null: made before keys existed)",
+          }),
+        ),
+      }),
+    ]),
+  );
+  const AssignBody = Type.Object(
+    {
+      key_id: Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "the API key's id (chaingate keys list)",
+      }),
+    },
+    { additionalProperties: false },
+  );
 
   app.get(
     "/wallet",
@@ -41,7 +63,35 @@ export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
         response: { 200: Records, 500: ProblemSchema },
       },
     },
-    async (request) => wallets.list(ownerOf(request)),
+    // An admin key sees every wallet with its owner, those made before keys existed (owner null)
+    // included; any other key its own.
+    async (request) =>
+      request.tenant?.role === "admin" ? wallets.listAll() : wallets.list(ownerOf(request)),
+  );
+
+  app.post<{ Params: Static<typeof WalletParamsSchema>; Body: Static<typeof AssignBody> }>(
+    "/wallet/:id/owner",
+    {
+      schema: {
+        tags: ["Wallets"],
+        summary:
+          "Gives a wallet to an API key (admin): a wallet made before keys existed becomes that key's to list and sign with",
+        operationId: "assignWallet",
+        params: WalletParamsSchema,
+        body: AssignBody,
+        response: {
+          200: Type.Object({ id: Type.String(), owner: Type.String() }),
+          ...problems,
+          401: ProblemSchema,
+          403: ProblemSchema,
+        },
+      },
+    },
+    async (request) => {
+      requireAdmin(request, "only an admin key may give a wallet to a key");
+      await wallets.assign(request.params.id, request.body.key_id);
+      return { id: request.params.id, owner: request.body.key_id };
+    },
   );
 
   app.post<{ Body: Static<typeof CreateBody> }>(

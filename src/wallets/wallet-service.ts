@@ -298,6 +298,42 @@ export class WalletService {
     return rows.map(toRecord);
   }
 
+  /** Every wallet's records with its owner (the API key that may use it; null: made before keys existed), for an admin. */
+  async listAll(): Promise<(WalletRecord & { owner: string | null })[]> {
+    const rows = await this.options.store.db
+      .selectFrom("wallet_addresses")
+      .innerJoin("wallets", "wallets.id", "wallet_addresses.wallet_id")
+      .selectAll("wallet_addresses")
+      .select("wallets.owner")
+      .orderBy("wallets.created_at")
+      .orderBy("wallet_addresses.wallet_id")
+      .orderBy("wallet_addresses.idx")
+      .execute();
+    return rows.map((row) => ({ ...toRecord(row), owner: row.owner }));
+  }
+
+  /** Wallets no API key owns (made before keys were turned on): how many. */
+  async unowned(): Promise<number> {
+    const row = await this.options.store.db
+      .selectFrom("wallets")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("owner", "is", null)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** Gives a wallet to an API key (an operator's act: the key then lists it and signs with it). */
+  async assign(id: string, keyId: string): Promise<void> {
+    const result = await this.options.store.db
+      .updateTable("wallets")
+      .set({ owner: keyId })
+      .where("id", "=", id)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw walletNotFound(id);
+    // Opened signers remember the owner they were opened for: this instance forgets them now.
+    this.options.cache.delete(id);
+  }
+
   async get(id: string, index?: number, owner: string | null = null): Promise<WalletRecord[]> {
     const wallet = await this.wallet(id, owner);
     const rows = await this.options.store.db
