@@ -60,3 +60,26 @@ export function softHsmToken(label: string): SoftHsmToken {
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+/** A secp256k1 key pair made on the token by OpenSC's pkcs11-tool (outside chaingate), as an operator would. */
+export function keypairOnToken(token: SoftHsmToken, label: string, id?: string): void {
+  execFileSync(
+    "pkcs11-tool",
+    [
+      "--module",
+      token.module,
+      "--token-label",
+      token.label,
+      "--login",
+      "--pin",
+      token.pin,
+      "--keypairgen",
+      "--key-type",
+      "EC:secp256k1",
+      "--label",
+      label,
+      ...(id === undefined ? [] : ["--id", id]),
+    ],
+    { env: process.env, stdio: "ignore" },
+  );
+}

@@ -1,5 +1,4 @@
 /** PKCS11 wallets on a real PKCS#11 interface (SoftHSM2): keys made and adopted on the token, every signing path through it, no key material anywhere. */
-import { execFileSync } from "node:child_process";
 import { renameSync } from "node:fs";
 import { join } from "node:path";
 import { ethers } from "ethers";
@@ -19,7 +18,12 @@ import { cast } from "../test-support/cast.js";
 import { chainAt, type Envelope, nodeCall, nodeReceipt, nodeUrlOf } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
-import { SOFTHSM_AVAILABLE, type SoftHsmToken, softHsmToken } from "../test-support/softhsm.js";
+import {
+  keypairOnToken,
+  SOFTHSM_AVAILABLE,
+  type SoftHsmToken,
+  softHsmToken,
+} from "../test-support/softhsm.js";
 import { POSTGRES_AVAILABLE, type StoreTarget, type TempStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { ok } from "../test-support/token-helpers.js";
@@ -209,26 +213,7 @@ for (const target of ["sqlite", "postgres"] as StoreTarget[])
       });
 
       it("adopts a key already on the token by its label", async () => {
-        execFileSync(
-          "pkcs11-tool",
-          [
-            "--module",
-            token.module,
-            "--token-label",
-            token.label,
-            "--login",
-            "--pin",
-            token.pin,
-            "--keypairgen",
-            "--key-type",
-            "EC:secp256k1",
-            "--label",
-            "adopted",
-            "--id",
-            "a1",
-          ],
-          { env: process.env, stdio: "ignore" },
-        );
+        keypairOnToken(token, "adopted", "a1");
         const adopted = await rt.post("/wallet", { type: "PKCS11", address_quantity: 1, keys: ["adopted"] });
         expect(adopted.status, JSON.stringify(adopted.json)).toBe(200);
         const [record] = adopted.json as { id: string; address: Hex; data: string }[];
@@ -335,24 +320,7 @@ for (const target of ["sqlite", "postgres"] as StoreTarget[])
       it.skipIf(target !== "sqlite")(
         "the operator key on the token (--operator-key-pkcs11): chaingate's contracts deployed and the registry written by it",
         async () => {
-          execFileSync(
-            "pkcs11-tool",
-            [
-              "--module",
-              token.module,
-              "--token-label",
-              token.label,
-              "--login",
-              "--pin",
-              token.pin,
-              "--keypairgen",
-              "--key-type",
-              "EC:secp256k1",
-              "--label",
-              "operator",
-            ],
-            { env: process.env, stdio: "ignore" },
-          );
+          keypairOnToken(token, "operator");
           const operated = await startTestRuntime({
             env: { ...token.env, CHAINGATE_OPERATOR_KEY_PKCS11: "operator" },
           });

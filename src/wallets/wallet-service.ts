@@ -139,24 +139,10 @@ export class WalletService {
     const sealedSeed = entropy ? JSON.stringify(seal(entropy, derivedKey)) : null;
     entropy?.fill(0);
 
-    await this.options.store.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto("wallets")
-        .values({
-          id,
-          type: "KEYSTORE_V3",
-          source,
-          kdf: JSON.stringify(kdf),
-          sealed_seed: sealedSeed,
-          address_count: rows.length,
-          failed_attempts: 0,
-          locked_until: 0,
-          owner,
-          created_at: createdAt,
-        })
-        .execute();
-      await trx.insertInto("wallet_addresses").values(rows).execute();
-    });
+    await this.insertWallet(
+      { id, type: "KEYSTORE_V3", source, kdf: JSON.stringify(kdf), sealed_seed: sealedSeed, owner },
+      rows,
+    );
     this.options.cache.set(id, password, derivedKey);
     derivedKey.fill(0);
     await this.options.onAddressesCreated?.(rows.map((r) => r.address));
@@ -207,24 +193,10 @@ export class WalletService {
       keystore: JSON.stringify(tokenKeyRef(hsm.options.token, key)),
       created_at: createdAt,
     }));
-    await this.options.store.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto("wallets")
-        .values({
-          id,
-          type: "PKCS11",
-          source: "pkcs11",
-          kdf: "{}",
-          sealed_seed: null,
-          address_count: rows.length,
-          failed_attempts: 0,
-          locked_until: 0,
-          owner,
-          created_at: createdAt,
-        })
-        .execute();
-      await trx.insertInto("wallet_addresses").values(rows).execute();
-    });
+    await this.insertWallet(
+      { id, type: "PKCS11", source: "pkcs11", kdf: "{}", sealed_seed: null, owner },
+      rows,
+    );
     await this.options.onAddressesCreated?.(rows.map((r) => r.address));
     return rows.map(toRecord);
   }
@@ -237,6 +209,26 @@ export class WalletService {
       .where("id", "=", id)
       .executeTakeFirst();
     return row?.type === "PKCS11";
+  }
+
+  /** Stores a new wallet and its addresses in one transaction. */
+  private async insertWallet(
+    wallet: Pick<WalletsTable, "id" | "type" | "source" | "kdf" | "sealed_seed" | "owner">,
+    rows: WalletAddressesTable[],
+  ): Promise<void> {
+    await this.options.store.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("wallets")
+        .values({
+          ...wallet,
+          address_count: rows.length,
+          failed_attempts: 0,
+          locked_until: 0,
+          created_at: rows[0]!.created_at,
+        })
+        .execute();
+      await trx.insertInto("wallet_addresses").values(rows).execute();
+    });
   }
 
   /** The signing account of a PKCS11 wallet's address: the token signs, every signature verified. */
