@@ -79,3 +79,67 @@ it("the check sees an uphill import when there is one", () => {
   const to = folderOf(normalize(join(join(SRC, "store"), match![1]!)));
   expect(LAYERS.indexOf(to as (typeof LAYERS)[number])).toBeGreaterThan(LAYERS.indexOf("store"));
 });
+
+/** Each source file's imports of other source files (type-only imports too: a cycle of types is still a knot). */
+function importGraph(): Map<string, string[]> {
+  const files = sources(SRC);
+  const known = new Set(files);
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const text = readFileSync(file, "utf8");
+    const targets = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)]
+      .map((match) => normalize(join(dirname(file), match[1]!.replace(/\.js$/, ".ts"))))
+      .filter((target) => known.has(target));
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** The strongly connected groups of more than one file (Tarjan): each is a cycle of imports. */
+function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      group.push(w);
+    } while (w !== v);
+    if (group.length > 1) cycles.push(group);
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return cycles;
+}
+
+it("no cycle between files anywhere in src/ (within a folder too)", () => {
+  const graph = importGraph();
+  expect(graph.size).toBeGreaterThan(200);
+  expect(importCycles(graph).map((group) => group.map((f) => relative(SRC, f)).sort())).toEqual([]);
+});
+
+it("the cycle check finds a cycle when there is one", () => {
+  const graph = new Map([
+    ["a", ["b"]],
+    ["b", ["c"]],
+    ["c", ["a"]],
+    ["d", ["a"]],
+  ]);
+  expect(importCycles(graph).map((g) => g.sort())).toEqual([["a", "b", "c"]]);
+});

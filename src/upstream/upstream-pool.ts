@@ -5,7 +5,7 @@ import { UpstreamRateLimited, upstreamUnavailable } from "../errors/rpc-errors.j
 import type { TraitsOf } from "./call-traits.js";
 import { HttpUpstream, type UpstreamCall } from "./http-upstream.js";
 import { JsonText } from "./json-text.js";
-import { checkedResult } from "./node-reads.js";
+import { checkedResult } from "./node-methods.js";
 
 /**
  * unverified: its chain id is not known yet (it never answered); verified: it answered our chain id;
