@@ -2,7 +2,7 @@
 import { pbkdf2 } from "node:crypto";
 import { promisify } from "node:util";
 import { HDKey } from "@scure/bip32";
-import { entropyToMnemonic, generateMnemonic, mnemonicToEntropy, validateMnemonic } from "@scure/bip39";
+import { generateMnemonic, mnemonicToEntropy, validateMnemonic } from "@scure/bip39";
 import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { bytesToHex, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -31,7 +31,6 @@ export function normalizeMnemonic(phrase: string): string {
 }
 
 export const mnemonicEntropy = (mnemonic: string): Uint8Array => mnemonicToEntropy(mnemonic, wordlist);
-export const entropyMnemonic = (entropy: Uint8Array): string => entropyToMnemonic(entropy, wordlist);
 
 export function accountFromPrivateKey(index: number, privateKey: Uint8Array): DerivedAccount {
   const account = privateKeyToAccount(bytesToHex(privateKey));

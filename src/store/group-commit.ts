@@ -108,7 +108,7 @@ export class GroupCommit {
   run<T>(work: GroupWork<T>, key = ""): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       // The job runs from the group's turn, not its caller's: it keeps its caller's async context
-      // (the request's idempotency reference, its log bindings).
+      // (its log bindings); what the job needs of its request it takes as arguments.
       this.queue.push({
         work,
         context: new AsyncResource("chaingate.group-commit"),
