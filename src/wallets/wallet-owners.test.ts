@@ -39,8 +39,8 @@ it("keys create says unowned wallets exist; an admin lists them with owner null;
       body: (await response.json()) as { id: string; owner?: string | null }[],
     };
   };
-  // Keys are on once the key ring has read them.
-  expect(await waitUntil(async () => (await list(admin.key)).status === 200, 10_000)).toBe(true);
+  // Keys are on once the key ring has read them: a request without one is then refused.
+  expect(await waitUntil(async () => (await fetch(`${rt.url}/wallet`)).status === 401, 20_000)).toBe(true);
   const seen = await list(admin.key);
   expect(seen.body).toEqual(expect.arrayContaining([expect.objectContaining({ id: tour!.id, owner: null })]));
   expect((await list(user.key)).body).toEqual([]);
