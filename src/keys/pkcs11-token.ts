@@ -72,7 +72,9 @@ export class Pkcs11Token {
     try {
       lib.load(module);
       try {
-        lib.C_Initialize();
+        // Signatures run on libuv's threads, one session each at a time: the module must lock
+        // itself (with no arguments it may assume one thread, and SoftHSM2 then corrupts its heap).
+        lib.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
       } catch (error) {
         // Another user of the module in this process (a second token, a tool) initialized it.
         if (ckr(error) !== "CKR_CRYPTOKI_ALREADY_INITIALIZED") throw error;

@@ -77,7 +77,7 @@ for (const target of ["sqlite", "postgres"] as StoreTarget[])
         const lib = new pkcs11js.PKCS11();
         lib.load(token.module);
         try {
-          lib.C_Initialize();
+          lib.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
         } catch (error) {
           if (!String(error).includes("CKR_CRYPTOKI_ALREADY_INITIALIZED")) throw error;
         }
