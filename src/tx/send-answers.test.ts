@@ -11,6 +11,7 @@ import { ownNodes } from "../test-support/own-nodes.js";
 import { startRpcProxy } from "../test-support/rpc-proxy.js";
 import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { openTransactions } from "../test-support/token-helpers.js";
 import { heldNonces } from "./nonce-convergence.js";
 
 const PASSWORD = "send-answers-password";
@@ -187,8 +188,8 @@ describeEachStore("every answer to a send", (target) => {
                 `${w.address} still stuck after ${Date.now() - started} ms: ${await explain(w.address, hash)} (answers ${JSON.stringify(answers)})`,
               );
             // Nothing left on its way: every record settled (mined, or failed and never on chain).
-            await waitUntil(async () => (await unsettled(w.address)) === 0, 30_000);
-            expect(await unsettled(w.address)).toBe(0);
+            await waitUntil(async () => (await openTransactions(rt, w.address)) === 0, 30_000);
+            expect(await openTransactions(rt, w.address)).toBe(0);
             const rows = await rt.store.db
               .selectFrom("transactions")
               .select(["nonce", "metadata", "from_address", "tx_hash", "state"])
@@ -246,15 +247,5 @@ describeEachStore("every answer to a send", (target) => {
     const latest = await nodeCall(anvilUrl, "eth_getTransactionCount", [address, "latest"]);
     const pending = await nodeCall(anvilUrl, "eth_getTransactionCount", [address, "pending"]);
     return `last ${last}; chain ${latest}/${pending}; ledger ${JSON.stringify(ledger)}; rows ${JSON.stringify(rows)}`;
-  }
-
-  async function unsettled(address: Hex): Promise<number> {
-    const rows = await rt.store.db
-      .selectFrom("transactions")
-      .select("id")
-      .where("from_address", "=", address)
-      .where("state", "in", ["queued", "sent"])
-      .execute();
-    return rows.length;
   }
 });
