@@ -47,7 +47,8 @@ const ckr = (error: unknown) => /CKR_[A-Z_]+/.exec(String((error as Error)?.mess
 export class Pkcs11Token {
   private lib: pkcs11js.PKCS11 | undefined;
   private idle: Buffer[] = [];
-  private queue: ((session: Buffer) => void)[] = [];
+  /** Calls waiting for a session; handed undefined when the module's state is dropped (they start again). */
+  private queue: ((session: Buffer | undefined) => void)[] = [];
   private readonly handles = new Map<string, Buffer>();
   /** Why the token is not usable now (for /readyz), or undefined when it is. */
   problem: string | undefined = "not opened yet";
@@ -136,6 +137,8 @@ export class Pkcs11Token {
     this.lib = undefined;
     this.idle = [];
     this.handles.clear();
+    // Their sessions are gone with the module's state: each asks again (and opens it, or is told why not).
+    for (const waiter of this.queue.splice(0)) waiter(undefined);
     if (lib)
       try {
         lib.C_Finalize();
@@ -147,7 +150,6 @@ export class Pkcs11Token {
   close(): void {
     this.drop();
     this.problem = "closed";
-    this.queue = [];
   }
 
   /** Runs `work` on an idle session (waiting for one), reconnecting once when the token was lost. */
@@ -155,7 +157,14 @@ export class Pkcs11Token {
     for (let attempt = 0; ; attempt++) {
       if (this.lib === undefined) await this.open();
       const lib = this.lib!;
-      const session = this.idle.pop() ?? (await new Promise<Buffer>((resolve) => this.queue.push(resolve)));
+      const session =
+        this.idle.pop() ?? (await new Promise<Buffer | undefined>((resolve) => this.queue.push(resolve)));
+      if (session === undefined) {
+        // The token was dropped while this call waited: it has not been tried yet.
+        attempt--;
+        if (this.problem === "closed") throw unavailable("the token was closed");
+        continue;
+      }
       let timer: NodeJS.Timeout | undefined;
       try {
         const result = await Promise.race([
