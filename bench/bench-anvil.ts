@@ -1,6 +1,6 @@
 /** What the gateway benches stand up: an anvil with a few blocks (a real block to fetch by hash), and chaingate as its own process. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { anvilBinaryPath } from "../src/devnet/anvil-binary.js";
@@ -106,6 +106,14 @@ export function startGatewayProcess(
   const nodeArgs = [...startFlags(), ...(process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ")].filter(
     (a) => a !== "",
   );
+  // The bench's anvil is chain 1001, which chaingate does not know as a development chain: its
+  // finality would be 64 blocks. A config file says one block, as for the embedded chains.
+  mkdirSync(dataDir, { recursive: true });
+  const config = join(dataDir, "bench-chain.json");
+  writeFileSync(
+    config,
+    JSON.stringify({ chains: [{ chainId: 1001, upstreams: [{ url: upstream }], finality: 1 }] }),
+  );
   const child = spawn(process.execPath, [...nodeArgs, new URL("../dist/main.js", import.meta.url).pathname], {
     env: {
       ...process.env,
@@ -113,7 +121,7 @@ export function startGatewayProcess(
       LOG_LEVEL: "info",
       CHAINGATE_LOG_REQUESTS: "false",
       CHAINGATE_DATA_DIR: dataDir,
-      CHAINGATE_UPSTREAMS: upstream,
+      CHAINGATE_CONFIG: config,
       ...env,
     },
     // Read to the end by urlFromOutput, as a log collector would: the access log's cost is in the run.

@@ -68,7 +68,6 @@ export class TransactionTracker {
     }
     const sent = await ctx.rows(chain, ["sent"]);
     await Promise.all(sent.map((row) => followSent(ctx, chain, row)));
-    const mined = await ctx.rows(chain, ["mined"]);
-    if (mined.length > 0) await confirm(ctx, chain, mined);
+    await confirm(ctx, chain);
   }
 }
