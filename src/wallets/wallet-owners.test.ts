@@ -41,6 +41,13 @@ it("keys create says unowned wallets exist; an admin lists them with owner null;
   };
   // Keys are on once the key ring has read them: a request without one is then refused.
   expect(await waitUntil(async () => (await fetch(`${rt.url}/wallet`)).status === 401, 20_000)).toBe(true);
+  // Both new keys known to the service (the key ring reads keys made by another process in its own time).
+  expect(
+    await waitUntil(
+      async () => (await list(admin.key)).status === 200 && (await list(user.key)).status === 200,
+      20_000,
+    ),
+  ).toBe(true);
   const seen = await list(admin.key);
   expect(seen.body).toEqual(expect.arrayContaining([expect.objectContaining({ id: tour!.id, owner: null })]));
   expect((await list(user.key)).body).toEqual([]);
