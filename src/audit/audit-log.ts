@@ -2,7 +2,7 @@
 import type { Kysely } from "kysely";
 import { newestFirstPage } from "../store/cursor-page.js";
 import type { Store } from "../store/database.js";
-import { insertRow } from "../store/insert-row.js";
+import { insertRow, insertRows } from "../store/insert-row.js";
 import { toJsonText } from "../store/json-text.js";
 import { rowId } from "../store/row-id.js";
 import type { AuditDecision, AuditLogTable, Database } from "../store/schema.js";
@@ -62,7 +62,24 @@ export interface AuditFilter {
 
 /** Writes one entry with `db`, which may be the transaction of the change it records. */
 export async function appendAudit(db: Kysely<Database>, entry: AuditEntry, now = Date.now()): Promise<void> {
-  const row: AuditLogTable = {
+  await insertRow(db, "audit_log", auditRow(entry, now));
+}
+
+/** Writes several entries in one statement (a joined record's, see tx/record-together.ts). */
+export async function appendAudits(
+  db: Kysely<Database>,
+  entries: readonly AuditEntry[],
+  now = Date.now(),
+): Promise<void> {
+  await insertRows(
+    db,
+    "audit_log",
+    entries.map((entry) => auditRow(entry, now)),
+  );
+}
+
+function auditRow(entry: AuditEntry, now: number): AuditLogTable {
+  return {
     id: rowId(now),
     created_at: now,
     api_key_id: entry.apiKeyId,
@@ -82,7 +99,6 @@ export async function appendAudit(db: Kysely<Database>, entry: AuditEntry, now =
     tx_hash: entry.txHash ?? null,
     detail: entry.detail ? toJsonText(entry.detail) : null,
   };
-  await insertRow(db, "audit_log", row);
 }
 
 const toRecord = (row: AuditLogTable): AuditRecord => ({

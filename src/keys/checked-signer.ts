@@ -19,6 +19,7 @@ import {
 import { toAccount } from "viem/accounts";
 import { hashAuthorization } from "viem/utils";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { type SignatureBytes, signInOnePass, signsInOnePass } from "./one-pass-transaction.js";
 
 /** A signature as the key backend gives it: r, s and (where it knows it) the recovery id. */
 export interface RawSignature {
@@ -52,19 +53,30 @@ const HALF_N = N >> 1n;
 const toBig = (bytes: Uint8Array) => BigInt(bytesToHex(bytes));
 const to32 = (n: bigint) => hexToBytes(`0x${n.toString(16).padStart(64, "0")}`);
 
-/** The address whose key made `signature` of `hash` with recovery id `recid`, or undefined. */
-function recovered(hash: Uint8Array, r: Uint8Array, s: Uint8Array, recid: number): string | undefined {
+/**
+ * Whether `hash` signed as (r, s, recid) recovers to the key: compared with its uncompressed
+ * public key where it is known (no hash needed), else with the address.
+ */
+function recovers(
+  hash: Uint8Array,
+  r: Uint8Array,
+  s: Uint8Array,
+  recid: number,
+  key: { address: string; publicKey?: Uint8Array },
+): boolean {
   const lib = nativeRecover();
   if (!lib) throw new Error("libsecp256k1 is not available to verify signatures");
   const sig = new Uint8Array(64);
   sig.set(r, 0);
   sig.set(s, 32);
+  let point: Uint8Array;
   try {
-    const point = lib.ecdsaRecover(sig, recid, hash, false);
-    return `0x${keccak256(point.subarray(1)).slice(26)}`;
+    point = lib.ecdsaRecover(sig, recid, hash, false);
   } catch {
-    return undefined;
+    return false;
   }
+  if (key.publicKey !== undefined) return Buffer.from(point).equals(key.publicKey);
+  return `0x${keccak256(point.subarray(1)).slice(26)}` === key.address.toLowerCase();
 }
 
 /** The signature did not recover to the address that was to sign: refused, nothing released. */
@@ -107,26 +119,35 @@ export class SignatureGuard {
   }
 }
 
-/** Low-s, with the recovery id found (or checked) against the address: Ethereum's form, or a mismatch. */
-export function ethereumSignature(
+/** Low-s, with the recovery id found (or checked) against the key: Ethereum's form as bytes, or a mismatch. */
+export function signatureBytes(
   hash: Uint8Array,
   raw: RawSignature,
-  address: string,
+  key: { address: string; publicKey?: Uint8Array },
   guard: SignatureGuard,
-): { r: Hex; s: Hex; yParity: number } {
+): SignatureBytes {
   let s = toBig(raw.s);
   let flip = false;
   if (s > HALF_N) {
     s = N - s;
     flip = true;
   }
-  const sBytes = to32(s);
-  const want = address.toLowerCase();
+  const sBytes = flip || raw.s.length !== 32 ? to32(s) : raw.s;
   const candidates = raw.recid === undefined ? [0, 1] : [flip ? (raw.recid & 1) ^ 1 : raw.recid & 1];
   for (const recid of candidates)
-    if (recovered(hash, raw.r, sBytes, recid) === want)
-      return { r: bytesToHex(raw.r, { size: 32 }), s: bytesToHex(sBytes), yParity: recid };
-  throw guard.mismatch(address, `hash ${bytesToHex(hash)}`);
+    if (recovers(hash, raw.r, sBytes, recid, key)) return { r: raw.r, s: sBytes, yParity: recid };
+  throw guard.mismatch(key.address, `hash ${bytesToHex(hash)}`);
+}
+
+/** The same, with r and s as 32-byte hex (what viem's signatures carry). */
+export function ethereumSignature(
+  hash: Uint8Array,
+  raw: RawSignature,
+  address: string,
+  guard: SignatureGuard,
+): { r: Hex; s: Hex; yParity: number } {
+  const { r, s, yParity } = signatureBytes(hash, raw, { address }, guard);
+  return { r: bytesToHex(r, { size: 32 }), s: bytesToHex(s, { size: 32 }), yParity };
 }
 
 /**
@@ -141,14 +162,21 @@ export function checkedAccount(
   guard: SignatureGuard,
   source = "checked",
 ): LocalAccount {
-  const sign = async (hash: Hash) => {
+  // Signatures are compared with the public key once it is known to be the address's own.
+  const point = hexToBytes(publicKey);
+  const owns = point.length === 65 && `0x${keccak256(point.subarray(1)).slice(26)}` === address.toLowerCase();
+  const key = owns ? { address, publicKey: point } : { address };
+  const signDigest = async (hash: Uint8Array): Promise<SignatureBytes> => {
     if (guard.isHeld(address)) {
       const probe = hexToBytes(keccak256(`0x${Date.now().toString(16).padStart(16, "0")}`));
-      ethereumSignature(probe, await signHash(probe), address, guard);
+      signatureBytes(probe, await signHash(probe), key, guard);
       guard.release(address);
     }
-    const bytes = hexToBytes(hash);
-    return ethereumSignature(bytes, await signHash(bytes), address, guard);
+    return signatureBytes(hash, await signHash(hash), key, guard);
+  };
+  const sign = async (hash: Hash) => {
+    const { r, s, yParity } = await signDigest(hexToBytes(hash));
+    return { r: bytesToHex(r, { size: 32 }), s: bytesToHex(s, { size: 32 }), yParity };
   };
   const account = toAccount({
     address: getAddress(address),
@@ -162,6 +190,9 @@ export function checkedAccount(
       return serializeSignature(await sign(hashTypedData(typedData)));
     },
     async signTransaction(transaction, options) {
+      // The pipeline's own types: encoded once, hashed once (one-pass-transaction.ts).
+      if (options?.serializer === undefined && signsInOnePass(transaction))
+        return signInOnePass(transaction, signDigest);
       const serializer =
         (options?.serializer as SerializeTransactionFn<TransactionSerializable> | undefined) ??
         serializeTransaction;

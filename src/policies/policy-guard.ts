@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Hex } from "viem";
-import { appendAudit } from "../audit/audit-log.js";
+import { appendAudit, appendAudits } from "../audit/audit-log.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
 import { insertRow } from "../store/insert-row.js";
@@ -206,11 +206,15 @@ export class PolicyGuard {
     txId: string | null,
     txHash: string | null,
   ): Promise<void> {
-    const { request, facts } = admission;
+    const { request, facts, limits } = admission;
     const now = this.now();
+    // Only an asset some rolling limit of this request counts is written down (decision 138): a
+    // wallet without one pays no row, and a limit counts what was sent from the time it exists.
+    const counted = new Set(limits.map((l) => l.asset));
     const spends: { asset: string; amount: bigint }[] = [];
-    if (request.value > 0n) spends.push({ asset: "native", amount: request.value });
-    if (facts.call.token) spends.push({ asset: facts.call.token.token, amount: facts.call.token.amount });
+    if (request.value > 0n && counted.has("native")) spends.push({ asset: "native", amount: request.value });
+    if (facts.call.token && counted.has(facts.call.token.token))
+      spends.push({ asset: facts.call.token.token, amount: facts.call.token.amount });
     // Replacements repeat a spend already counted.
     if (request.operation !== "replacement" && spends.length > 0) {
       for (const s of spends)
@@ -227,6 +231,28 @@ export class PolicyGuard {
         });
     }
     await appendAudit(trx, { ...this.entryOf(admission), decision: "allowed", txHash }, now);
+  }
+
+  /**
+   * `allowed` for requests that spend nothing any limit counts (a joined record's, see
+   * tx/record-together.ts): their "allowed" entries in one statement.
+   */
+  async allowedMany(
+    trx: Kysely<Database>,
+    decisions: readonly { admission: Admission; txId: string; txHash: string }[],
+  ): Promise<void> {
+    for (const { admission } of decisions)
+      if (admission.limits.length > 0)
+        throw new Error("a request with a rolling limit is recorded on its own");
+    await appendAudits(
+      trx,
+      decisions.map(({ admission, txHash }) => ({
+        ...this.entryOf(admission),
+        decision: "allowed" as const,
+        txHash,
+      })),
+      this.now(),
+    );
   }
 
   /** A refusal: audited and announced (policy.denied) in one transaction. */

@@ -7,10 +7,21 @@ import type { Logger } from "pino";
 import { getAddress, type Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
+import { PreparedQuery } from "../store/prepared-query.js";
 import type { Database } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { sendRawTransaction } from "../upstream/node-reads.js";
 import type { NonceLedger } from "./nonce-ledger.js";
+
+/** Bytes handed out at a nonce (every signed transaction asks: compiled once, see PreparedQuery). */
+const HANDED_OUT_AT = new PreparedQuery((db, slot) =>
+  db
+    .selectFrom("signed_payloads")
+    .select(["tx_hash", "raw"])
+    .where("chain_id", "=", slot<number>(0))
+    .where("address", "=", slot<string>(1))
+    .where("nonce", "=", slot<number>(2)),
+);
 
 /** Signed, unsent payloads an address may have at or past its next nonce. */
 export const MAX_HANDED_OUT = 64;
@@ -74,13 +85,7 @@ export class NonceGuard {
     address: string,
     nonce: number,
   ): Promise<SignedAt | undefined> {
-    const row = await trx
-      .selectFrom("signed_payloads")
-      .select(["tx_hash", "raw"])
-      .where("chain_id", "=", chainId)
-      .where("address", "=", address.toLowerCase())
-      .where("nonce", "=", nonce)
-      .executeTakeFirst();
+    const [row] = (await HANDED_OUT_AT.execute(trx, [chainId, address.toLowerCase(), nonce])).rows;
     return row ? { txHash: row.tx_hash as Hex, raw: row.raw as Hex } : undefined;
   }
 

@@ -24,6 +24,13 @@ import {
 } from "./nonce-guard.js";
 import type { NonceLedger } from "./nonce-ledger.js";
 import { prepareSigning, signingRequest } from "./prepare-signing.js";
+import {
+  NotTogether,
+  type RecordItem,
+  type RecordTogetherDeps,
+  recordsTogether,
+  recordTogether,
+} from "./record-together.js";
 import { fateOf } from "./send-fate.js";
 import { authorizationsAt, queuedRow, type SignedOperation, signOperation } from "./signed-operation.js";
 import type { SignerRegistry } from "./signer-registry.js";
@@ -64,10 +71,13 @@ export class TransactionPipeline {
   private readonly states: TransactionStates;
   private readonly convergence: ConvergenceDeps;
 
+  private readonly together: RecordTogetherDeps;
+
   constructor(private readonly options: PipelineOptions) {
     this.now = options.now ?? Date.now;
     this.states = new TransactionStates(options.store, this.now);
     this.convergence = { ...options, states: this.states, now: this.now };
+    this.together = { ledger: options.ledger, states: this.states, guard: options.guard, now: this.now };
   }
 
   async submit(op: SignedOperation): Promise<Submitted> {
@@ -95,19 +105,25 @@ export class TransactionPipeline {
         if (!(error instanceof NodeRpcError)) throw new SignedNotSentError((error as Error).message, row);
         refusal = error;
       }
-      const fate = refusal === undefined ? "taken" : await fateOf(op, row, refusal, this.options.logger);
+      const fate =
+        refusal === undefined ? "taken" : await fateOf(op.chain, row, refusal, this.options.logger);
       if (fate === "nonce_used") {
         await this.markFailed(row, `nonce ${row.nonce} already used on chain; resent with a new nonce`);
         await this.settle(op.chain, from, op);
         if (attempt < NONCE_RETRIES && op.nonce === undefined) continue;
         throw sendRejected(refusal!);
       }
+      if (fate === "waiting")
+        throw new SignedNotSentError(
+          `the node did not take nonce ${row.nonce} before the ones under it (${refusal!.message}); it stays queued and is sent again`,
+          row,
+        );
       if (fate === "refused") {
         await this.refuse(op, row, refusal!.message);
         throw sendRejected(refusal!);
       }
       op.chain.head?.refresh();
-      await this.markSent(row);
+      this.markSentLater(row);
       return { id: row.id, txHash: row.tx_hash as Hex, nonce: row.nonce, state: "sent" };
     }
   }
@@ -160,9 +176,21 @@ export class TransactionPipeline {
     }
   }
 
-  /** Records that `row` was broadcast (a burst's rows share one statement: see TransactionStates.move). */
-  private markSent(row: TransactionsTable): Promise<void> {
-    return this.states.move(row, { set: { state: "sent", broadcasts: 1 }, stamp: ["sent_at"] });
+  /**
+   * Records that `row` was broadcast, off the answer's path (a burst's rows share one statement:
+   * see TransactionStates.move). The answer needs only what was durable before the send: the signed
+   * bytes at their nonce. Should this process stop first, the row is still `queued` and the tracker
+   * sends the same bytes again, which the node knows already (send-fate.ts: taken).
+   */
+  private markSentLater(row: TransactionsTable): void {
+    this.states
+      .move(row, { set: { state: "sent", broadcasts: 1 }, stamp: ["sent_at"] })
+      .catch((error: unknown) =>
+        this.options.logger.warn(
+          { err: error, tx: row.tx_hash },
+          "could not record a sent transaction; the tracker resends its stored bytes",
+        ),
+      );
   }
 
   /** The address's next nonce as chaingate counts it (its queued transactions included); nothing is taken. */
@@ -180,6 +208,30 @@ export class TransactionPipeline {
    * the spend, the audit entry and the "queued" event) in one database transaction, before any broadcast.
    */
   private async record(
+    op: SignedOperation,
+    gas: bigint,
+    fees: Fees,
+    admission: Admission,
+  ): Promise<TransactionsTable> {
+    if (recordsTogether(op, admission)) {
+      const item: RecordItem = { op, gas, fees, admission };
+      // A failed commit rejects here, as a request's own would: nothing is recorded again.
+      await this.options.store.group.join(
+        "record",
+        item,
+        (trx, items) => recordTogether(trx, items, this.together),
+        ledgerKey(op.chain.chainId, op.account.address),
+      );
+      if (item.row) return item.row;
+      // The batch was taken back whole: each of its requests is recorded on its own, and hears its
+      // own outcome (a signer that fails, bytes handed out at a nonce).
+      if (!(item.apart instanceof NotTogether))
+        this.options.logger.debug({ err: item.apart }, "joined record taken back; recording alone");
+    }
+    return this.recordAlone(op, gas, fees, admission);
+  }
+
+  private async recordAlone(
     op: SignedOperation,
     gas: bigint,
     fees: Fees,

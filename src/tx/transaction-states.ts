@@ -1,7 +1,7 @@
 /** The transaction lifecycle: every state, every move allowed and why it happens, and the one writer that makes moves. */
 import type { Transaction } from "kysely";
 import type { Store } from "../store/database.js";
-import { insertRow } from "../store/insert-row.js";
+import { insertRow, insertRows } from "../store/insert-row.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import { recordEvent } from "../webhooks/outbox.js";
 import { transactionEvent } from "./transaction-event.js";
@@ -111,6 +111,15 @@ export class TransactionStates {
     if (row.state !== "queued") throw new Error(`transaction ${row.id} must start queued, not ${row.state}`);
     await insertRow(trx, "transactions", row);
     await recordEvent(trx, transactionEvent(row), row.created_at);
+  }
+
+  /** Several first states in one insert (a joined record's rows), each announced as `create` does. */
+  async createMany(trx: Transaction<Database>, rows: readonly TransactionsTable[]): Promise<void> {
+    for (const row of rows)
+      if (row.state !== "queued")
+        throw new Error(`transaction ${row.id} must start queued, not ${row.state}`);
+    await insertRows(trx, "transactions", rows);
+    for (const row of rows) await recordEvent(trx, transactionEvent(row), row.created_at);
   }
 
   /** The same move inside a database transaction the caller holds (with the ledger's and the policy's writes). */
