@@ -1,0 +1,102 @@
+/** Sends of one turn recorded as one job: contiguous nonces per address, one audit entry each, no spend rows without a limit, and bytes handed out at a nonce sending the batch the one-by-one way. */
+import { type Hex, keccak256, parseTransaction, toHex } from "viem";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type Envelope, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
+import { fundedCustody } from "../test-support/custody-helpers.js";
+import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+
+const PASSWORD = "record-together-password";
+
+describeEachStore("sends recorded together", (target) => {
+  let store: TempStore;
+  let rt: TestRuntime;
+  const rpc = async (method: string, params: unknown[]) =>
+    (await rt.post("/", { jsonrpc: "2.0", id: 1, method, params })).json as Envelope;
+
+  beforeAll(async () => {
+    store = await tempStore(target);
+    rt = await startTestRuntime({ store });
+  }, 120_000);
+  afterAll(async () => {
+    await rt?.close();
+    await store?.drop();
+  });
+
+  it("40 sends at once from two addresses: each address's nonces are 0..19 in one sequence, each send has its row and its audit entry, and no spend row is written without a limit", async () => {
+    const wallet = await fundedCustody(rt, { password: PASSWORD, addresses: 2 });
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        rt.post("/transaction", {
+          wallet_id: wallet.id,
+          password: PASSWORD,
+          index: i % 2,
+          transaction: { to: DEV_ACCOUNT_2, value: String(i + 1) },
+        }),
+      ),
+    );
+    for (const answer of answers) expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+    const hashes = answers.map((a) => (a.json as { tx_hash: string }).tx_hash);
+    const rows = await rt.store.db
+      .selectFrom("transactions")
+      .select(["from_address", "nonce", "tx_hash", "value"])
+      .where("wallet_id", "=", wallet.id)
+      .execute();
+    expect(rows).toHaveLength(40);
+    for (const address of wallet.addresses) {
+      const nonces = rows
+        .filter((r) => r.from_address.toLowerCase() === address.toLowerCase())
+        .map((r) => r.nonce)
+        .sort((a, b) => a - b);
+      expect(nonces).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    }
+    const audited = await rt.store.db
+      .selectFrom("audit_log")
+      .select("tx_hash")
+      .where("wallet_id", "=", wallet.id)
+      .where("decision", "=", "allowed")
+      .execute();
+    expect(audited.map((a) => a.tx_hash).sort()).toEqual([...hashes].sort());
+    const spends = await rt.store.db
+      .selectFrom("policy_spends")
+      .select("id")
+      .where("wallet_id", "=", wallet.id)
+      .execute();
+    expect(spends).toHaveLength(0);
+    for (const hash of hashes) expect((await receiptOf(rt, hash)).status).toBe("0x1");
+  });
+
+  it("bytes handed out at the next nonces: a burst is recorded one by one, broadcasts them and goes past them, no nonce twice", async () => {
+    const { address: from } = await fundedCustody(rt, { password: PASSWORD });
+    const handed: Hex[] = [];
+    for (const value of [1n, 2n]) {
+      const signed = await rpc("eth_signTransaction", [
+        {
+          from,
+          to: DEV_ACCOUNT_2,
+          value: toHex(value),
+          gas: "0x5208",
+          maxFeePerGas: "0xb2d05e00",
+          maxPriorityFeePerGas: "0x3b9aca00",
+        },
+      ]);
+      expect(signed.error, JSON.stringify(signed.error)).toBeUndefined();
+      handed.push(signed.result as Hex);
+    }
+    expect(handed.map((raw) => parseTransaction(raw).nonce)).toEqual([0, 1]);
+    const sent = await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        rpc("eth_sendTransaction", [{ from, to: DEV_ACCOUNT_2, value: toHex(10 + i) }]),
+      ),
+    );
+    for (const answer of sent) expect(answer.error, JSON.stringify(answer.error)).toBeUndefined();
+    const nonces: number[] = [];
+    for (const hash of [...handed.map((raw) => keccak256(raw)), ...sent.map((s) => s.result as string)]) {
+      expect((await receiptOf(rt, hash)).status).toBe("0x1");
+      const tx = (await nodeCall(nodeUrlOf(rt), "eth_getTransactionByHash", [hash])) as { nonce: string };
+      nonces.push(Number(tx.nonce));
+    }
+    expect(nonces.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+});
