@@ -141,6 +141,49 @@ describe("node reads on POST / with request logging off", () => {
     );
   });
 
+  it("a Native path's cache hit is answered by the fast path with the full path's bytes; anything else gets what the route answers (property)", async () => {
+    const body = JSON.stringify({ params: [blockHash, false], id: 3 });
+    const full = await post(rt.url, "/eth_getBlockByHash?chain_id=1001", json, body);
+    const before = await fastAnswers(rt);
+    const fast = await post(rt.url, "/eth_getBlockByHash", json, body);
+    expect(await fastAnswers(rt)).toBe(before + 1);
+    expect({ status: fast.status, text: fast.text }).toEqual({ status: full.status, text: full.text });
+    expect(fast.headers["content-length"]).toBe(String(Buffer.byteLength(fast.text)));
+    const item = fc.oneof(
+      fc.constantFrom(
+        body,
+        JSON.stringify({ params: [blockHash, false] }),
+        JSON.stringify({ jsonrpc: "2.0", id: "s", method: "ignored", params: [blockHash, false] }),
+        JSON.stringify({ params: [blockHash, false], extra: 1 }),
+        JSON.stringify({ jsonrpc: "1.0", params: [blockHash, false] }),
+        JSON.stringify({ params: [blockHash] }),
+        JSON.stringify({ params: [blockHash, "no"] }),
+        JSON.stringify({ params: "x" }),
+        JSON.stringify([{ params: [blockHash, false] }]),
+        "{",
+        "null",
+      ),
+      fc
+        .record({
+          id: fc.oneof(fc.integer(), fc.string(), fc.constant(null)),
+          params: fc.oneof(fc.constant([blockHash, false]), fc.constant([blockHash, true]), fc.jsonValue()),
+        })
+        .map((r) => JSON.stringify(r)),
+      fc.string({ maxLength: 40 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(item, fc.constantFrom("eth_getBlockByHash", "eth_chainId"), async (text, method) => {
+        const fastAnswer = await post(rt.url, `/${method}`, json, text);
+        const fullAnswer = await post(rt.url, `/${method}?chain_id=1001`, json, text);
+        expect({ status: fastAnswer.status, text: fastAnswer.text }).toEqual({
+          status: fullAnswer.status,
+          text: fullAnswer.text,
+        });
+      }),
+      { numRuns: 120 },
+    );
+  });
+
   it("a refused Host, a browser's Origin, a body over 8 KiB and a body sent in pieces get what the full path gives", async () => {
     const body = call("eth_chainId", []);
     await post(rt.url, "/", json, body);

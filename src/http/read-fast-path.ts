@@ -1,4 +1,4 @@
-/** Answers single JSON-RPC node reads on `POST /` straight from Node's HTTP server, before Fastify's per-request pipeline. */
+/** Answers single JSON-RPC node reads on `POST /` (and cache hits on Native paths) straight from Node's HTTP server, before Fastify's per-request pipeline. */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Readable } from "node:stream";
@@ -8,7 +8,7 @@ import type { KeyRing, Tenant } from "../auth/key-ring.js";
 import type { AccessLog } from "../logging/access-log.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
-import { readRpcRequest, resultAnswer } from "../rpc/envelope.js";
+import { readNativeRequest, readRpcRequest, resultAnswer } from "../rpc/envelope.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { bearerKey, type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
 import { answerCall } from "./answer-call.js";
@@ -29,6 +29,23 @@ export interface FastPathOptions {
   logger: Logger;
   /** Where each answered request's line goes; none while requests are not logged. */
   accessLog?: AccessLog | undefined;
+}
+
+/** What the fast path admitted: the caller, its chain, the Native path's method (none on `POST /`), its slot. */
+interface Admitted {
+  tenant: Tenant | null;
+  chain: Chain;
+  native: string | undefined;
+  release: () => void;
+}
+
+const NATIVE_FIELDS = new Set(["id", "jsonrpc", "method", "params"]);
+
+/** A Native body holding only the fields its route's schema declares. */
+function nativeShaped(body: unknown): boolean {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return false;
+  for (const key in body) if (!NATIVE_FIELDS.has(key)) return false;
+  return true;
 }
 
 /** Larger bodies go the whole way: a call the cache can answer is a few hundred bytes. */
@@ -91,13 +108,13 @@ export class ReadFastPath {
   }
 
   /** The caller and the chain when the headers allow the fast path; undefined hands the request on untouched. */
-  private admit(
-    request: IncomingMessage,
-    response: ServerResponse,
-  ): { tenant: Tenant | null; chain: Chain; release: () => void } | undefined {
-    const { keys, guard, chains, inFlight } = this.options;
+  private admit(request: IncomingMessage, response: ServerResponse): Admitted | undefined {
+    const { keys, guard, chains, inFlight, dispatcher } = this.options;
     const headers = request.headers;
-    if (request.method !== "POST" || request.url !== "/") return undefined;
+    if (request.method !== "POST" || request.url === undefined) return undefined;
+    // `POST /`, or a Native path of a read the cache may hold (no query string: the chain by header).
+    const native = request.url === "/" ? undefined : request.url.slice(1);
+    if (native !== undefined && !dispatcher.isCacheableRead(native)) return undefined;
     // Browsers (CORS answers), upgrades and chunked bodies take the full path.
     if (
       headers.origin !== undefined ||
@@ -120,9 +137,9 @@ export class ReadFastPath {
     } catch {
       return undefined;
     }
-    if (tenant === null) return { tenant, chain, release: () => {} };
+    if (tenant === null) return { tenant, chain, native, release: () => {} };
     const release = inFlight.enter(tenant.keyId, response);
-    return release === undefined ? undefined : { tenant, chain, release };
+    return release === undefined ? undefined : { tenant, chain, native, release };
   }
 
   /**
@@ -133,13 +150,19 @@ export class ReadFastPath {
     request: IncomingMessage,
     response: ServerResponse,
     body: Buffer,
-    admitted: { tenant: Tenant | null; chain: Chain },
+    admitted: Admitted,
     started: number,
   ): boolean {
     const { dispatcher, limiters, maxResponseBytes } = this.options;
     let call: ReturnType<typeof readRpcRequest>;
     try {
-      call = readRpcRequest(parseJsonText(body.toString("utf8")));
+      const parsed = parseJsonText(body.toString("utf8"));
+      if (admitted.native === undefined) call = readRpcRequest(parsed);
+      else {
+        // Only what the Native route's schema knows; anything else is its to refuse.
+        if (!nativeShaped(parsed)) return false;
+        call = readNativeRequest(parsed, admitted.native);
+      }
     } catch {
       return false;
     }
@@ -154,6 +177,8 @@ export class ReadFastPath {
       this.write(request, response, call.method, tenant, hit.text, started, hit.byteLength);
       return true;
     }
+    // A Native path's miss goes its route's way (its schema's refusals, its answer to a node error).
+    if (admitted.native !== undefined) return false;
     const context = {
       tenant: tenant?.keyId ?? `ip:${request.socket.remoteAddress}`,
       owner: tenant?.keyId ?? null,
@@ -182,11 +207,12 @@ export class ReadFastPath {
     response.writeHead(200, { "content-type": JSON_TYPE, "content-length": byteLength, "x-request-id": id });
     response.end(text);
     const ms = performance.now() - started;
-    this.options.metrics.observeFastAnswer("/", ms / 1000);
+    const url = request.url === "/" ? "/" : `/${method}`;
+    this.options.metrics.observeFastAnswer(url, ms / 1000);
     this.options.accessLog?.record({
       id,
       method: "POST",
-      url: "/",
+      url,
       status: 200,
       ms,
       remoteAddress: request.socket.remoteAddress,

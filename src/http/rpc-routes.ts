@@ -90,6 +90,8 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
     app.post(
       `/${spec.name}`,
       {
+        // A body the read fast path read before handing the request on (a cache miss).
+        preParsing: (request, _reply, payload, done) => done(null, bodyStream(request.raw, payload)),
         schema: {
           tags: [spec.inSpec ? "Native" : "Native (client methods)"],
           summary: spec.summary,

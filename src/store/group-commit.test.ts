@@ -3,7 +3,7 @@ import { sql, type Transaction } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
 import { openStore, type Store } from "./database.js";
-import { MAX_GROUP } from "./group-commit.js";
+import { GroupCommit, MAX_GROUP } from "./group-commit.js";
 import type { Database } from "./schema.js";
 
 describeEachStore("group commit", (target) => {
@@ -54,6 +54,32 @@ describeEachStore("group commit", (target) => {
     await join("d");
     expect(runs).toEqual([["a", "b", "c"], ["d"]]);
     expect(await addresses(c)).toEqual(["a", "b", "c", "d"]);
+  });
+
+  it("a joined batch whose group is lost before its job runs is not joined again: the next item starts a new one", async () => {
+    let lose = true;
+    // The store's Kysely, except that while `lose` holds no transaction can begin (a dead connection).
+    const db = new Proxy(store.db, {
+      get(target, property) {
+        if (property === "transaction" && lose)
+          return () => ({
+            execute: async () => {
+              throw new Error("connection lost before the job ran");
+            },
+          });
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const group = new GroupCommit(db, 1);
+    const ran: number[][] = [];
+    const work = async (_trx: Transaction<Database>, items: number[]) => {
+      ran.push([...items]);
+    };
+    await expect(group.join("lost", 1, work)).rejects.toThrow("connection lost");
+    lose = false;
+    await group.join("lost", 2, work);
+    expect(ran).toEqual([[2]]);
   });
 
   it("a job that throws leaves nothing behind and fails alone; the others of its group commit", async () => {

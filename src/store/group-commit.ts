@@ -139,10 +139,16 @@ export class GroupCommit {
     }
     const batch: Joined = { items: [item], done: Promise.resolve() };
     this.joined.set(joinKey, batch);
-    batch.done = this.run(async (trx) => {
+    const close = () => {
       if (this.joined.get(joinKey) === batch) this.joined.delete(joinKey);
+    };
+    batch.done = this.run(async (trx) => {
+      close();
       await work(trx, batch.items as T[]);
     }, key);
+    // A group lost before this job started (its transaction could not begin) settles it without
+    // running it: later items must not join a batch whose answer is already given.
+    batch.done.then(close, close);
     return batch.done;
   }
 

@@ -189,7 +189,7 @@ describeEachStore("every answer to a send", (target) => {
               );
             // Nothing left on its way: every record settled (mined, or failed and never on chain).
             await waitUntil(async () => (await openTransactions(rt, w.address)) === 0, 30_000);
-            expect(await openTransactions(rt, w.address)).toBe(0);
+            expect(await openTransactions(rt, w.address), await explain(w.address, hash)).toBe(0);
             const rows = await rt.store.db
               .selectFrom("transactions")
               .select(["nonce", "metadata", "from_address", "tx_hash", "state"])

@@ -154,7 +154,12 @@ export async function replace(ctx: TrackerContext, chain: Chain, row: Transactio
   try {
     await sendRawTransaction(chain, replacement.raw as Hex);
   } catch (error) {
-    if (!(error instanceof NodeRpcError && isAlreadyKnown(error))) {
+    // Judged from the chain, as every send is (send-fate.ts): a node may take the bytes and still
+    // answer an error, or the answer may be lost on its way back.
+    const taken =
+      (error instanceof NodeRpcError && isAlreadyKnown(error)) ||
+      (await nodeRead(chain, "eth_getTransactionByHash", [replacement.tx_hash]).catch(() => null)) !== null;
+    if (!taken) {
       await ctx.update(replacement, {
         state: "failed",
         error: `replacement not accepted: ${(error as Error).message}`,
