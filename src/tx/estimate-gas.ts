@@ -68,8 +68,10 @@ async function plainTransferGas(chain: Chain, call: GasCall): Promise<bigint | u
   let balance: Hex;
   try {
     [code, balance] = await Promise.all([
-      nodeRead(chain, "eth_getCode", [call.to, "latest"], { batch: true }),
-      nodeRead(chain, "eth_getBalance", [call.from, "latest"], { batch: true }),
+      readAtHead(chain, "eth_getCode", call.to),
+      // A kept balance answers only when it covers the value: a refusal is always read fresh (the
+      // account may have been funded since, in the same block on a development chain).
+      readAtHead(chain, "eth_getBalance", call.from, (kept) => BigInt(kept) >= call.value),
     ]);
   } catch (error) {
     throw asFault(error, "reading the recipient's code");
@@ -78,4 +80,40 @@ async function plainTransferGas(chain: Chain, call: GasCall): Promise<bigint | u
   // What eth_estimateGas refuses without fees: a value above the balance.
   if (BigInt(balance) < call.value) throw insufficientFunds(BigInt(balance), call.value);
   return PLAIN_TRANSFER_GAS;
+}
+
+/** Reads of the head block kept, by chain, method and address (bounded: cleared when full). */
+const atHead = new Map<string, { head: number; at: number; value: Hex }>();
+const AT_HEAD_MAX = 10_000;
+
+/**
+ * `method` (code or balance) of `address` at `latest`, read once per head block: a burst from one
+ * address to one recipient paid two node reads per send for the same answer. The head is the
+ * highest the chain's tracker knows; an answer is kept no longer than one head poll interval, so a
+ * head the tracker has not seen yet cannot keep it for long. What a read at `latest` answers for
+ * that block, so nothing changes for the caller.
+ */
+async function readAtHead(
+  chain: Chain,
+  method: "eth_getCode" | "eth_getBalance",
+  address: Hex,
+  usable: (kept: Hex) => boolean = () => true,
+): Promise<Hex> {
+  const head = chain.head?.highest;
+  const key = `${chain.chainId}:${method}:${address.toLowerCase()}`;
+  const now = Date.now();
+  const known = atHead.get(key);
+  if (
+    head !== undefined &&
+    known?.head === head &&
+    now - known.at <= chain.head!.intervalMs &&
+    usable(known.value)
+  )
+    return known.value;
+  const value: Hex = await nodeRead(chain, method, [address, "latest"], { batch: true });
+  if (head !== undefined) {
+    if (atHead.size >= AT_HEAD_MAX) atHead.clear();
+    atHead.set(key, { head, at: now, value });
+  }
+  return value;
 }
