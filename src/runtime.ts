@@ -41,6 +41,7 @@ import type { TransactionPipeline } from "./tx/transaction-pipeline.js";
 import type { TransactionTracker } from "./tx/transaction-tracker.js";
 import { transferOperations } from "./tx/transfer-operations.js";
 import type { ChainRegistry } from "./upstream/chain-registry.js";
+import { chainTrust } from "./upstream/chain-trust.js";
 import { chainEntries, startChains } from "./upstream/start-chains.js";
 import { startWallets } from "./wallets/start-wallets.js";
 import type { WalletService } from "./wallets/wallet-service.js";
@@ -206,7 +207,14 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
         store,
         chains,
       }),
-      metrics: new Metrics({ chains, store, cache, hub, deriver }),
+      metrics: new Metrics({
+        chains,
+        store,
+        cache,
+        hub,
+        deriver,
+        quorumOf: (chainId) => chainTrust(config, chainId).quorum,
+      }),
       operations: [
         ...transferOperations(store),
         ...memberOperations(members),

@@ -1,4 +1,5 @@
 /** RFC 9457 problem bodies for the REST-style groups (wallets, /transaction). */
+import { noteAnswered } from "../errors/answered-codes.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { ErrorCode } from "../errors/codes.js";
 
@@ -32,6 +33,7 @@ const TITLES: Record<number, string> = {
 
 export function problemOf(error: unknown): Problem {
   if (error instanceof ChaingateError) {
+    noteAnswered(error.code);
     const status = error.status;
     const problem: Problem = {
       type: `urn:chaingate:error:${error.code.toLowerCase().replaceAll("_", "-")}`,

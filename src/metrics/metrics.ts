@@ -8,6 +8,7 @@ import type { Store } from "../store/database.js";
 import type { TxState } from "../store/schema.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { UpstreamStats } from "../upstream/upstream-pool.js";
+import { registerAlertGauges } from "./alert-gauges.js";
 import { BoundedRead } from "./bounded-read.js";
 import { type CounterSeries, SeriesCounter } from "./series-counter.js";
 import { type HistogramSeries, SeriesHistogram } from "./series-histogram.js";
@@ -27,6 +28,8 @@ void EVERY_STATE_COUNTED;
 export interface MetricsSources {
   chains: ChainRegistry;
   store: Store;
+  /** A chain's configured quorum (see alert-gauges.ts). */
+  quorumOf?: (chainId: number) => number | undefined;
   cache: ResponseCache;
   hub: SubscriptionHub;
   deriver: KeyDeriver;
@@ -48,6 +51,7 @@ export class Metrics {
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
+    registerAlertGauges(registers, sources);
     collectDefaultMetrics({ register: this.registry, prefix: "chaingate_" });
     this.requests = new SeriesCounter({
       name: "chaingate_http_requests_total",

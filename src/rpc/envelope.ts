@@ -1,4 +1,5 @@
 /** JSON-RPC 2.0 envelopes: reading requests and writing responses as JSON text. */
+import { noteAnswered } from "../errors/answered-codes.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { RPC_INTERNAL_ERROR } from "../errors/codes.js";
 import { invalidRequest } from "../errors/rpc-errors.js";
@@ -88,6 +89,7 @@ export function resultAnswer(id: RequestId, result: JsonText): { text: string; b
 
 export function errorObject(error: unknown): RpcErrorObject {
   if (error instanceof ChaingateError) {
+    noteAnswered(error.code);
     if (error.code === "NODE_ERROR") {
       // A node's own error passes through unchanged, data included (revert data must survive).
       return error.data === undefined
@@ -101,6 +103,7 @@ export function errorObject(error: unknown): RpcErrorObject {
       data: { code: error.code, retryable: error.retryable, ...extra },
     };
   }
+  noteAnswered("INTERNAL");
   return {
     code: RPC_INTERNAL_ERROR,
     message: "Internal error",
