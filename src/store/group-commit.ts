@@ -48,6 +48,9 @@ interface Joined {
   done: Promise<void>;
 }
 
+/** How long a lazy job waits for a group to ride with before it starts its own. */
+export const LAZY_MS = 20;
+
 /** Jobs per transaction: bounds how long one transaction holds its locks and how much one commit writes. */
 export const MAX_GROUP = 128;
 
@@ -94,6 +97,8 @@ export class GroupCommit {
   /** Groups committed whose callers still wait for the flush (see CommitDurability). */
   private flushing = 0;
   private readonly drained = new Set<() => void>();
+  /** Pending start of a group for lazy jobs only (see `run`). */
+  private lazyTimer: ReturnType<typeof setTimeout> | undefined;
   /** Joined jobs not yet started, by their join key (see `join`). */
   private readonly joined = new Map<string, Joined>();
 
@@ -104,8 +109,13 @@ export class GroupCommit {
     private readonly durability?: CommitDurability,
   ) {}
 
-  /** Runs `work` in the next group; `key` names the row it locks first (e.g. a nonce ledger row). */
-  run<T>(work: GroupWork<T>, key = ""): Promise<T> {
+  /**
+   * Runs `work` in the next group; `key` names the row it locks first (e.g. a nonce ledger row).
+   * A `lazy` job starts no group of its own at once: it rides with the next one, or starts one
+   * after LAZY_MS (a write nobody waits for, such as a sent transaction's state, then costs no
+   * commit of its own between two requests of one client).
+   */
+  run<T>(work: GroupWork<T>, key = "", lazy = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       // The job runs from the group's turn, not its caller's: it keeps its caller's async context
       // (its log bindings); what the job needs of its request it takes as arguments.
@@ -116,8 +126,18 @@ export class GroupCommit {
         resolve: resolve as (v: unknown) => void,
         reject,
       });
-      this.schedule();
+      if (lazy) this.scheduleLater();
+      else this.schedule();
     });
+  }
+
+  /** Starts a group for lazy jobs once LAZY_MS pass without another. */
+  private scheduleLater(): void {
+    if (this.lazyTimer !== undefined) return;
+    this.lazyTimer = setTimeout(() => {
+      this.lazyTimer = undefined;
+      this.schedule();
+    }, LAZY_MS);
   }
 
   /**
@@ -131,6 +151,7 @@ export class GroupCommit {
     item: T,
     work: (trx: Transaction<Database>, items: T[]) => Promise<void>,
     key = "",
+    lazy = false,
   ): Promise<void> {
     const open = this.joined.get(joinKey);
     if (open && open.items.length < MAX_JOINED) {
@@ -142,10 +163,14 @@ export class GroupCommit {
     const close = () => {
       if (this.joined.get(joinKey) === batch) this.joined.delete(joinKey);
     };
-    batch.done = this.run(async (trx) => {
-      close();
-      await work(trx, batch.items as T[]);
-    }, key);
+    batch.done = this.run(
+      async (trx) => {
+        close();
+        await work(trx, batch.items as T[]);
+      },
+      key,
+      lazy,
+    );
     // A group lost before this job started (its transaction could not begin) settles it without
     // running it: later items must not join a batch whose answer is already given.
     batch.done.then(close, close);
@@ -155,6 +180,12 @@ export class GroupCommit {
   /** Resolves once every job queued so far has settled (shutdown). */
   drain(): Promise<void> {
     if (this.idle()) return Promise.resolve();
+    // Lazy jobs are not left to their timer when the store is closing.
+    if (this.lazyTimer !== undefined) {
+      clearTimeout(this.lazyTimer);
+      this.lazyTimer = undefined;
+      this.schedule();
+    }
     return new Promise((resolve) => this.drained.add(resolve));
   }
 

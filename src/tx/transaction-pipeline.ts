@@ -177,14 +177,15 @@ export class TransactionPipeline {
   }
 
   /**
-   * Records that `row` was broadcast, off the answer's path (a burst's rows share one statement:
-   * see TransactionStates.move). The answer needs only what was durable before the send: the signed
+   * Records that `row` was broadcast, off the answer's path and without a commit of its own (a
+   * lazy job: it rides with the next group; a burst's rows share one statement, see
+   * TransactionStates.move). The answer needs only what was durable before the send: the signed
    * bytes at their nonce. Should this process stop first, the row is still `queued` and the tracker
    * sends the same bytes again, which the node knows already (send-fate.ts: taken).
    */
   private markSentLater(row: TransactionsTable): void {
     this.states
-      .move(row, { set: { state: "sent", broadcasts: 1 }, stamp: ["sent_at"] })
+      .move(row, { set: { state: "sent", broadcasts: 1 }, stamp: ["sent_at"] }, true)
       .catch((error: unknown) =>
         this.options.logger.warn(
           { err: error, tx: row.tx_hash },

@@ -93,7 +93,7 @@ export class TransactionStates {
    * one turn shares one job and one `UPDATE … WHERE id IN (…)` (a burst's broadcasts, a pass's
    * receipts); each caller hears once the commit holding its row is durable.
    */
-  move(row: TransactionsTable, move: Move): Promise<void> {
+  move(row: TransactionsTable, move: Move, lazy = false): Promise<void> {
     assertMove(row, move);
     const how = JSON.stringify([row.state, move.set, move.then ?? null, move.stamp ?? []], (_, v) =>
       typeof v === "bigint" ? `${v}n` : v,
@@ -103,6 +103,7 @@ export class TransactionStates {
       row,
       (trx, rows) => this.write(trx, rows, row.state, move),
       transactionKey(row.id),
+      lazy,
     );
   }
 
