@@ -4,6 +4,9 @@ import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { ClusterBus } from "../store/cluster-bus.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
+/** How long after a send the head is read again (the sends in between share the read). */
+export const REFRESH_AFTER_MS = 25;
+
 export class HeadTracker {
   private current: number | undefined;
   private seenAt = 0;
@@ -15,6 +18,8 @@ export class HeadTracker {
   private sendsSeen = 0;
   private readonly listeners = new Set<(head: number) => void>();
   private readonly resetListeners = new Set<(reason: string) => void>();
+  /** A head read after sends, not yet made (see refresh). */
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   /** The last poll found no upstream answering. */
   private down = false;
 
@@ -102,12 +107,18 @@ export class HeadTracker {
 
   /**
    * A transaction was just sent: the head may move any moment, so "latest" answers are not reused
-   * until a fresh head is read.
+   * until a fresh head is read. The read is made REFRESH_AFTER_MS later, once for every send in
+   * between: a client sending one transaction at a time paid a head read per send.
    */
   refresh(): void {
     this.sends++;
     this.seenAt = 0;
-    void this.poll();
+    if (this.refreshTimer !== undefined) return;
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = undefined;
+      void this.poll();
+    }, REFRESH_AFTER_MS);
+    this.refreshTimer.unref();
   }
 
   /**
@@ -154,6 +165,8 @@ export class HeadTracker {
 
   /** No poll starts after this (one running is left to end: it only reads). */
   stop(): void {
+    if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
+    this.refreshTimer = undefined;
     void this.loop.stop();
   }
 }
