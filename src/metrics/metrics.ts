@@ -128,7 +128,8 @@ export class Metrics {
       collect() {
         this.reset();
         for (const chain of chains.all()) {
-          const head = chain.head?.head;
+          // The highest head known, fresh or not: right after a send the head is read again shortly.
+          const head = chain.head?.highest;
           if (head !== undefined) this.set({ chain: String(chain.chainId) }, head);
         }
       },
