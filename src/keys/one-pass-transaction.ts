@@ -81,12 +81,15 @@ function signatureItems(signature: SignatureBytes, v: bigint | number): Uint8Arr
   return [encode(bytesOfInt(v)), encode(trimmed(signature.r)), encode(trimmed(signature.s))];
 }
 
-function eip1559Items(tx: TransactionSerializableEIP1559): Uint8Array[] {
+/** The fields of a typed transaction (1 or 2): its fee fields between the nonce and the gas. */
+function typedItems(
+  tx: TransactionSerializableEIP1559 | TransactionSerializableEIP2930,
+  fees: readonly Uint8Array[],
+): Uint8Array[] {
   return [
     bytesOfInt(tx.chainId),
     bytesOfInt(tx.nonce),
-    bytesOfInt(tx.maxPriorityFeePerGas),
-    bytesOfInt(tx.maxFeePerGas),
+    ...fees,
     bytesOfInt(tx.gas),
     tx.to ? bytesOfHex(tx.to) : EMPTY,
     bytesOfInt(tx.value),
@@ -95,18 +98,10 @@ function eip1559Items(tx: TransactionSerializableEIP1559): Uint8Array[] {
   ].map(encode);
 }
 
-function eip2930Items(tx: TransactionSerializableEIP2930): Uint8Array[] {
-  return [
-    bytesOfInt(tx.chainId),
-    bytesOfInt(tx.nonce),
-    bytesOfInt(tx.gasPrice),
-    bytesOfInt(tx.gas),
-    tx.to ? bytesOfHex(tx.to) : EMPTY,
-    bytesOfInt(tx.value),
-    bytesOfHex(tx.data ?? "0x"),
-    accessListField(tx.accessList),
-  ].map(encode);
-}
+const eip1559Items = (tx: TransactionSerializableEIP1559) =>
+  typedItems(tx, [bytesOfInt(tx.maxPriorityFeePerGas), bytesOfInt(tx.maxFeePerGas)]);
+
+const eip2930Items = (tx: TransactionSerializableEIP2930) => typedItems(tx, [bytesOfInt(tx.gasPrice)]);
 
 function legacyItems(tx: TransactionSerializableLegacy): Uint8Array[] {
   return [
@@ -136,17 +131,20 @@ export function signsInOnePass(tx: TransactionSerializable): boolean {
  * signature's fields are appended to the fields already encoded. The same checks as viem's run first.
  */
 export async function signInOnePass(tx: TransactionSerializable, sign: SignDigest): Promise<Hex> {
-  if (tx.type === "eip1559") {
-    assertTransactionEIP1559(tx);
-    const items = eip1559Items(tx);
-    const signature = await sign(keccak_256(typed(2, items)));
-    return hexOf(typed(2, [...items, ...signatureItems(signature, signature.yParity)]));
-  }
-  if (tx.type === "eip2930") {
-    assertTransactionEIP2930(tx);
-    const items = eip2930Items(tx);
-    const signature = await sign(keccak_256(typed(1, items)));
-    return hexOf(typed(1, [...items, ...signatureItems(signature, signature.yParity)]));
+  if (tx.type === "eip1559" || tx.type === "eip2930") {
+    const type = tx.type === "eip1559" ? 2 : 1;
+    let items: Uint8Array[];
+    if (tx.type === "eip1559") {
+      const eip1559 = tx as TransactionSerializableEIP1559;
+      assertTransactionEIP1559(eip1559);
+      items = eip1559Items(eip1559);
+    } else {
+      const eip2930 = tx as TransactionSerializableEIP2930;
+      assertTransactionEIP2930(eip2930);
+      items = eip2930Items(eip2930);
+    }
+    const signature = await sign(keccak_256(typed(type, items)));
+    return hexOf(typed(type, [...items, ...signatureItems(signature, signature.yParity)]));
   }
   const legacy = tx as TransactionSerializableLegacy & { chainId: number };
   assertTransactionLegacy(legacy);
