@@ -24,6 +24,7 @@ const LAYERS = [
   "audit",
   "webhooks",
   "policies",
+  "idempotency",
   "tx",
   "contracts",
   "members",

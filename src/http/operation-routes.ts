@@ -6,11 +6,12 @@ import type { ValueError } from "@sinclair/typebox/errors";
 import type { FastifyPluginAsync } from "fastify";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidParams } from "../errors/rpc-errors.js";
+import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
+import { requestHash } from "../idempotency/request-identity.js";
 import type { Operation } from "../operations/operation.js";
 import { errorText, readNativeRequest, resultText, salvageId } from "../rpc/envelope.js";
 import { RequestIdSchema, RpcErrorSchema } from "../rpc/envelope-schemas.js";
 import { explainValueError } from "../rpc/explain-invalid.js";
-import { type IdempotencyStore, requestHash } from "../tx/idempotency.js";
 import { ownerOf, requireAdmin } from "./access-control.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
 

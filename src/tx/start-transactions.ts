@@ -1,6 +1,7 @@
 /** Start-up of the transaction pipeline: fees, nonces, signers (pruned), idempotency, and the tracker (started). */
 import type { LocalAccount } from "viem";
 import type { Config } from "../config/config.js";
+import { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import { PRUNE_MS, startPeriodic } from "../lifecycle/periodic-task.js";
 import type { Lifecycle } from "../lifecycle/shutdown.js";
 import { PolicyGuard } from "../policies/policy-guard.js";
@@ -13,13 +14,12 @@ import type { WalletService } from "../wallets/wallet-service.js";
 import { CustodyAuthorizations } from "./custody-authorizations.js";
 import { FeeOracle } from "./fee-oracle.js";
 import { TransactionFiller } from "./fill-transaction.js";
-import { IdempotencyStore } from "./idempotency.js";
 import { NonceLedger } from "./nonce-ledger.js";
 import { SignerRegistry } from "./signer-registry.js";
 import { TransactionPipeline } from "./transaction-pipeline.js";
 import { TransactionService } from "./transaction-service.js";
 import { TransactionTracker } from "./transaction-tracker.js";
-import { asFault } from "./tx-errors.js";
+import { asFault, isSignedButNotSent } from "./tx-errors.js";
 
 export interface Transactions {
   fees: FeeOracle;
@@ -77,7 +77,7 @@ export function startTransactions(
     logger,
     signers,
   });
-  const idempotency = new IdempotencyStore(store);
+  const idempotency = new IdempotencyStore(store, isSignedButNotSent);
   const authorizations = new CustodyAuthorizations({
     guard,
     nextNonce: (chain, address) => pipeline.nextNonce(chain, address),

@@ -1,6 +1,8 @@
 /** POST /transaction: unlock the wallet's key, then send through the pipeline, once per Idempotency-Key. */
 import type { LocalAccount } from "viem";
 import { badRequest } from "../errors/chaingate-error.js";
+import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
+import { requestHash } from "../idempotency/request-identity.js";
 import { parseAddress, parseHexData, parseWei } from "../operations/parse-input.js";
 import { awaitReceipt, type SyncSendLimits, syncTimeoutMs } from "../rpc/send-raw.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
@@ -8,7 +10,6 @@ import type { NodeReceipt } from "../upstream/node-reads.js";
 import type { WalletService } from "../wallets/wallet-service.js";
 import type { AuthorizationItem } from "./authorizations.js";
 import type { CustodyAuthorizations, SignerOf } from "./custody-authorizations.js";
-import { type IdempotencyStore, requestHash } from "./idempotency.js";
 import type { TransactionPipeline } from "./transaction-pipeline.js";
 
 export interface TransactionBody {

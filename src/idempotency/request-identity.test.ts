@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { requestHash } from "./idempotency.js";
+import { requestHash } from "./request-identity.js";
 
 const body = fc.dictionary(
   fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== "password"),
