@@ -23,6 +23,11 @@ export interface ChainConfig {
   readonly finality?: Finality;
   /** Upstreams that must confirm a source event; every usable one (at least 2 of 2+) when absent. */
   readonly quorum?: number;
+  /**
+   * Hedged reads (with 2 or more upstreams): a read not answered within `afterMs` (absent: the
+   * upstream's observed p90) is also asked of the next upstream; `false` turns them off.
+   */
+  readonly hedge?: false | { readonly afterMs?: number };
 }
 
 export type RateLimits = Readonly<

@@ -105,6 +105,35 @@ describe("configuration", () => {
     expect(problems).toHaveLength(7);
   });
 
+  it("takes a chain's hedge setting (false, a fixed delay, or the observed p90) and names a bad one", () => {
+    const dir = configDir();
+    const file = join(dir, "c.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        chains: [
+          { chainId: 1, upstreams: ["http://a", "http://b"], hedge: { afterMs: 150 } },
+          { chainId: 2, upstreams: ["http://c", "http://d"], hedge: false },
+          { chainId: 3, upstreams: ["http://e", "http://f"], hedge: {} },
+        ],
+      }),
+    );
+    const config = loadConfig({ env: {}, argv: ["--config", file] });
+    expect(config.chains?.map((c) => c.hedge)).toEqual([{ afterMs: 150 }, false, {}]);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        chains: [
+          { chainId: 1, upstreams: ["http://a"], hedge: { afterMs: 0 } },
+          { chainId: 2, upstreams: ["http://b"], hedge: "yes" },
+          { chainId: 3, upstreams: ["http://c"], hedge: { after: 5 } },
+        ],
+      }),
+    );
+    const problems = problemsOf(() => loadConfig({ env: {}, argv: ["--config", file] }));
+    expect(problems.filter((p) => /\.hedge must be false or/.test(p))).toHaveLength(3);
+  });
+
   it("rejects bad config files with the file's path and the field", () => {
     const dir = configDir();
     const file = join(dir, "c.json");

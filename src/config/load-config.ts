@@ -82,7 +82,7 @@ function readFile(path: string, problems: string[]): Record<string, unknown> | u
   }
 }
 
-const CHAIN_KEYS = ["chainId", "name", "upstreams", "finality", "quorum"];
+const CHAIN_KEYS = ["chainId", "name", "upstreams", "finality", "quorum", "hedge"];
 
 function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined {
   if (raw === undefined) return undefined;
@@ -97,7 +97,7 @@ function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined
       problems.push(`${where} must be an object`);
       return;
     }
-    const { chainId, name, upstreams, finality, quorum } = entry as Record<string, unknown>;
+    const { chainId, name, upstreams, finality, quorum, hedge } = entry as Record<string, unknown>;
     for (const key of Object.keys(entry))
       if (!CHAIN_KEYS.includes(key))
         problems.push(`${where}: unknown key "${key}" (known: ${CHAIN_KEYS.join(", ")})`);
@@ -116,6 +116,22 @@ function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined
     )
       problems.push(
         `${where}.quorum must be a whole number from 1 to the chain's ${upstreamCount} upstream(s); got ${JSON.stringify(quorum)}`,
+      );
+    const hedgeAfter =
+      typeof hedge === "object" && hedge !== null ? (hedge as { afterMs?: unknown }).afterMs : undefined;
+    if (
+      hedge !== undefined &&
+      hedge !== false &&
+      (typeof hedge !== "object" ||
+        hedge === null ||
+        Object.keys(hedge).some((k) => k !== "afterMs") ||
+        (hedgeAfter !== undefined &&
+          (!Number.isSafeInteger(hedgeAfter) ||
+            (hedgeAfter as number) < 1 ||
+            (hedgeAfter as number) > 60_000)))
+    )
+      problems.push(
+        `${where}.hedge must be false or {"afterMs": 1 to 60000} ({} for the upstream's observed p90); got ${JSON.stringify(hedge)}`,
       );
     if (chainId !== undefined && (!Number.isSafeInteger(chainId) || (chainId as number) <= 0)) {
       problems.push(`${where}.chainId must be a positive integer`);
@@ -159,6 +175,11 @@ function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined
       upstreams: list,
       ...(finality === "finalized" || typeof finality === "number" ? { finality } : {}),
       ...(typeof quorum === "number" ? { quorum } : {}),
+      ...(hedge === false
+        ? { hedge: false as const }
+        : typeof hedge === "object" && hedge !== null
+          ? { hedge: typeof hedgeAfter === "number" ? { afterMs: hedgeAfter } : {} }
+          : {}),
     });
   });
   const ids = chains.flatMap((c) => (c.chainId === undefined ? [] : [c.chainId]));

@@ -98,6 +98,16 @@ export class Metrics {
         (s) => (s.cooling || s.status !== "verified" ? 0 : 1),
       ],
       [
+        "chaingate_upstream_hedges",
+        "Reads this upstream was also asked because the first upstream had not answered in time (hedged reads)",
+        (s) => s.hedges,
+      ],
+      [
+        "chaingate_upstream_hedge_wins",
+        "Hedged reads this upstream answered before the first upstream",
+        (s) => s.hedgeWins,
+      ],
+      [
         "chaingate_upstream_quarantined",
         "1 when the upstream answers another chain id (it is never served from)",
         (s) => (s.status === "quarantined" ? 1 : 0),

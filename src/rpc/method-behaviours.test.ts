@@ -20,7 +20,12 @@ it("every method that sends a transaction is a send (never repeated after a drop
   for (const read of ["eth_call", "eth_getBalance", "eth_getLogs", "eth_getTransactionReceipt"])
     expect(upstreamTraitsOf(read).send, read).toBe(false);
   // A method outside the table (a devnet's anvil_setBalance) is plain.
-  expect(upstreamTraitsOf("anvil_setBalance")).toEqual({ behind: false, send: false, shared: false });
+  expect(upstreamTraitsOf("anvil_setBalance")).toEqual({
+    behind: false,
+    send: false,
+    shared: false,
+    pure: false,
+  });
   expect(upstreamTraitsOf("eth_getTransactionReceipt").behind).toBe(true);
   expect(upstreamTraitsOf("eth_getBalance").shared).toBe(true);
 });

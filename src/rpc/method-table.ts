@@ -34,12 +34,18 @@ export const METHODS: readonly MethodSpec[] = [
 
 export const METHODS_BY_NAME: ReadonlyMap<string, MethodSpec> = new Map(METHODS.map((m) => [m.name, m]));
 
-const PLAIN: CallTraits = { behind: false, send: false, shared: false };
+const PLAIN: CallTraits = { behind: false, send: false, shared: false, pure: false };
 
 const CALL_TRAITS: ReadonlyMap<string, CallTraits> = new Map(
-  METHODS.map(({ name, traits }) => [
+  METHODS.map(({ name, traits, handler, cache }) => [
     name,
-    { behind: traits.has("behind"), send: traits.has("send"), shared: traits.has("shared") },
+    {
+      behind: traits.has("behind"),
+      send: traits.has("send"),
+      shared: traits.has("shared"),
+      // What the cache may hold, or share between callers, has no effect: a second asking changes nothing.
+      pure: handler === "upstream" && !traits.has("send") && (cache !== "none" || traits.has("shared")),
+    },
   ]),
 );
 

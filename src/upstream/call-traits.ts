@@ -7,6 +7,8 @@ export interface CallTraits {
   readonly send: boolean;
   /** A plain value, the same for every caller in one turn: identical calls share one call of the turn's batch. */
   readonly shared: boolean;
+  /** A read with no effect anywhere (a cacheable or shared read): it may be asked of two upstreams at once (hedged). */
+  readonly pure: boolean;
 }
 
 export type TraitsOf = (method: string) => CallTraits;

@@ -26,6 +26,8 @@ export interface UpstreamCall {
    * not parsed: for large answers passed on as they are (log queries). Never batched.
    */
   asText?: boolean;
+  /** Aborts the request (the other half of a hedged read answered first). Never batched. */
+  signal?: AbortSignal;
 }
 
 interface Waiting {
@@ -89,10 +91,16 @@ export class HttpUpstream {
 
   private readonly authorization: string | undefined;
 
-  private async post(body: string): Promise<{ status: number; text: string }> {
+  private async post(body: string, signal?: AbortSignal): Promise<{ status: number; text: string }> {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (this.authorization) headers.authorization = this.authorization;
-    const response = await this.pool.request({ path: this.path, method: "POST", headers, body });
+    const response = await this.pool.request({
+      path: this.path,
+      method: "POST",
+      headers,
+      body,
+      ...(signal === undefined ? {} : { signal }),
+    });
     // A declared length within the cap is read whole by undici (no stream iteration: a measurable
     // share of a forwarded read, #17); HTTP/1 framing holds the body to that length.
     const declared = Number(response.headers["content-length"]);
@@ -116,7 +124,7 @@ export class HttpUpstream {
    * other batchable calls made in the same turn of the event loop.
    */
   call(call: UpstreamCall): Promise<unknown> {
-    if (!call.batch || !this.batches || call.asText) return this.single(call);
+    if (!call.batch || !this.batches || call.asText || call.signal) return this.single(call);
     // The signing pipeline asks the same sender's balance, the same recipient's code, for every request of a turn.
     const key = this.traits(call.method).shared ? `${call.method}${JSON.stringify(call.params)}` : undefined;
     const same = key === undefined ? undefined : this.shared.get(key);
@@ -128,16 +136,16 @@ export class HttpUpstream {
     return answer;
   }
 
-  private async single({ method, params, asText }: UpstreamCall): Promise<unknown> {
+  private async single({ method, params, asText, signal }: UpstreamCall): Promise<unknown> {
     const id = this.nextId++;
     const body = JSON.stringify({ jsonrpc: "2.0", id, method, params });
     let text: string;
     let status: number;
     try {
-      ({ status, text } = await this.post(body).catch((error: unknown) => {
+      ({ status, text } = await this.post(body, signal).catch((error: unknown) => {
         // A read whose kept-alive connection the node closed before answering: once more, on a fresh one.
         if (!isDropped(error) || this.traits(method).send) throw error;
-        return this.post(body);
+        return this.post(body, signal);
       }));
     } catch (error) {
       throw this.transportFault(error);

@@ -14,6 +14,8 @@ export interface ChainEntry {
   urls: string[];
   /** The extra namespaces (debug, trace, txpool) each URL is marked for; none when absent. */
   namespaces?: ReadonlyMap<string, ReadonlySet<string>> | undefined;
+  /** Hedged reads: off (`false`), after a fixed delay, or (absent, `{}`) after the upstream's observed p90. */
+  hedge?: false | { readonly afterMs?: number } | undefined;
 }
 
 export interface ResolveOptions {
@@ -102,6 +104,7 @@ export async function resolveChain(entry: ChainEntry, options: ResolveOptions): 
     options.traits,
     answers,
     entry.namespaces,
+    entry.hedge,
   );
   const log = logger.child({ chainId });
   pool.listen(({ label, status, reportedChainId }) => {

@@ -27,6 +27,7 @@ export function chainEntries(
     urls: c.upstreams.map((u) => u.url),
     ws: c.upstreams.map((u) => u.ws),
     namespaces: new Map(c.upstreams.map((u) => [u.url, new Set(u.namespaces ?? [])])),
+    ...(c.hedge === undefined ? {} : { hedge: c.hedge }),
   }));
 }
 

@@ -39,6 +39,11 @@ interface Member {
   /** The block number this upstream last reported; undefined until its first head read. */
   head: number | undefined;
   latencyMs: number | undefined;
+  /** The last calls' answer times (ms), newest last: the p90 a hedged read waits for. */
+  latencies: number[];
+  /** Times this upstream was asked as the second half of a hedged read, and answered it first. */
+  hedges: number;
+  hedgeWins: number;
 }
 
 export interface UpstreamStats {
@@ -52,6 +57,25 @@ export interface UpstreamStats {
   /** Blocks behind the best head of the pool. */
   lag: number | null;
   latencyMs: number | null;
+  /** Hedged reads this upstream was asked as the second upstream, and those it answered first. */
+  hedges: number;
+  hedgeWins: number;
+}
+
+/** Hedged reads of a chain: off, after a fixed delay, or (`{}`) after the first upstream's observed p90. */
+export type HedgePolicy = false | { readonly afterMs?: number };
+
+/** Answer times kept per upstream for its p90. */
+const LATENCY_SAMPLES = 64;
+/** The wait before a hedge while an upstream has answered too few calls to know its p90. */
+const HEDGE_DEFAULT_MS = 250;
+/** No hedge sooner than this: below it a second request only doubles the load. */
+const HEDGE_MIN_MS = 10;
+
+function p90(samples: readonly number[]): number | undefined {
+  if (samples.length < 8) return undefined;
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length * 0.9)];
 }
 
 const COOLDOWN_MS = 2_000;
@@ -86,6 +110,8 @@ export class UpstreamPool {
     private readonly traits: TraitsOf,
     verified?: ReadonlyMap<string, number>,
     namespaces?: ReadonlyMap<string, ReadonlySet<string>>,
+    /** Hedged reads (decision 147): on by default where two or more upstreams exist. */
+    private readonly hedge: HedgePolicy = {},
   ) {
     if (urls.length === 0) throw new Error(`chain ${chainId} has no upstreams`);
     const labels = new Map<string, number>();
@@ -108,6 +134,9 @@ export class UpstreamPool {
         faults: 0,
         head: undefined,
         latencyMs: undefined,
+        latencies: [],
+        hedges: 0,
+        hedgeWins: 0,
       } satisfies Member;
     });
   }
@@ -223,6 +252,8 @@ export class UpstreamPool {
       head: m.head ?? null,
       lag: m.head === undefined || best === undefined ? null : best - m.head,
       latencyMs: m.latencyMs === undefined ? null : Math.round(m.latencyMs * 10) / 10,
+      hedges: m.hedges,
+      hedgeWins: m.hedgeWins,
     }));
   }
 
@@ -274,13 +305,100 @@ export class UpstreamPool {
    */
   async call(call: UpstreamCall): Promise<unknown> {
     const members = this.serving(call.method, this.order(Date.now()));
+    const traits = this.traits(call.method);
+    if (traits.pure && !traits.behind && members.length >= 2) {
+      const delay = this.hedgeDelay(members[0]!);
+      if (delay !== undefined) return this.hedged(call, members, delay);
+    }
+    return this.ask(call, members);
+  }
+
+  /** How long a read waits for `member` before it is also asked of the next; undefined: no hedge. */
+  private hedgeDelay(member: Member): number | undefined {
+    if (this.hedge === false) return undefined;
+    if (this.hedge.afterMs !== undefined) return this.hedge.afterMs;
+    return Math.max(HEDGE_MIN_MS, p90(member.latencies) ?? HEDGE_DEFAULT_MS);
+  }
+
+  private noteLatency(member: Member, ms: number): void {
+    member.latencies.push(ms);
+    if (member.latencies.length > LATENCY_SAMPLES) member.latencies.shift();
+  }
+
+  /**
+   * A read with no effect, asked of the first member and, when it has not answered within `delay`,
+   * of the second as well: the first good answer wins and the other request is aborted. A node's
+   * own error answer ends it (another node would say the same); a fault asks the second at once;
+   * when both fail, the rest are asked in turn. The aborted half says nothing of its node.
+   */
+  private hedged(call: UpstreamCall, members: Member[], delay: number): Promise<unknown> {
+    const [first, second, ...rest] = members as [Member, Member, ...Member[]];
+    const aborts = [new AbortController(), new AbortController()];
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let secondAsked = false;
+      let hedging = false;
+      let failures = 0;
+      let lastFault: unknown;
+      const settle = (i: number) => {
+        settled = true;
+        clearTimeout(timer);
+        aborts[1 - i]!.abort();
+      };
+      const attempt = (member: Member, i: number) => {
+        const started = performance.now();
+        member.upstream.call({ ...call, signal: aborts[i]!.signal }).then(
+          (result) => {
+            if (settled) return;
+            settle(i);
+            member.answered++;
+            member.consecutiveFaults = 0;
+            member.coolUntil = 0;
+            this.noteLatency(member, performance.now() - started);
+            if (i === 1 && hedging) member.hedgeWins++;
+            resolve(result);
+          },
+          (error: unknown) => {
+            if (settled) return;
+            if (!(error instanceof ChaingateError) || !error.failover) {
+              settle(i);
+              member.answered++;
+              reject(error);
+              return;
+            }
+            this.fault(member, error);
+            lastFault = error;
+            if (++failures === 2) {
+              settled = true;
+              this.ask(call, rest, lastFault).then(resolve, reject);
+            } else if (i === 0) askSecond(false);
+          },
+        );
+      };
+      const askSecond = (hedge: boolean) => {
+        if (settled || secondAsked) return;
+        clearTimeout(timer);
+        secondAsked = true;
+        hedging = hedge;
+        if (hedge) second.hedges++;
+        attempt(second, 1);
+      };
+      const timer = setTimeout(() => askSecond(true), delay);
+      attempt(first, 0);
+    });
+  }
+
+  /** The plain failover loop over `members` (see `call`); `lastFault` is what was met before it. */
+  private async ask(call: UpstreamCall, members: Member[], fault?: unknown): Promise<unknown> {
     const askAhead = this.traits(call.method).behind;
-    let lastFault: unknown;
+    let lastFault: unknown = fault;
     let first: { member: Member; result: unknown } | undefined;
     for (const member of members) {
       if (first !== undefined && !this.ahead(member, first.member)) continue;
       try {
+        const started = performance.now();
         const result = await member.upstream.call(call);
+        this.noteLatency(member, performance.now() - started);
         member.answered++;
         if (first !== undefined) {
           if (!isEmpty(result)) return result;

@@ -1,0 +1,117 @@
+/** Hedged reads with two anvils of one chain, one behind a proxy that holds its reads: a read the slow one has not answered in time is answered by the other; sends and side effects are never asked twice. */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { upstreamTraitsOf } from "../rpc/method-table.js";
+import { ownNodes } from "../test-support/own-nodes.js";
+import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+
+/** How long the slow upstream holds an eth_getBalance before it answers. */
+const HOLD_MS = 3_000;
+
+const own = ownNodes("hedged-reads");
+
+it("reads the cache may hold are pure (hedged); sends and node state changes never are", () => {
+  for (const method of ["eth_getBalance", "eth_call", "eth_getCode", "eth_chainId"])
+    expect(upstreamTraitsOf(method).pure, method).toBe(true);
+  for (const method of [
+    "eth_sendRawTransaction",
+    "eth_sendRawTransactionSync",
+    "evm_mine",
+    "anvil_setBalance",
+  ])
+    expect(upstreamTraitsOf(method).pure, method).toBe(false);
+});
+
+describe("two upstreams of one chain, the first slow on reads", () => {
+  let slow: RpcProxy;
+  let fastUrl: string;
+  let hedging: TestRuntime;
+  let plain: TestRuntime;
+
+  const configWith = (name: string, hedge: Record<string, unknown>) => {
+    const file = join(own.dir, `${name}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        chains: [{ chainId: 1001, upstreams: [{ url: slow.url }, { url: fastUrl }], ...hedge }],
+      }),
+    );
+    return file;
+  };
+
+  beforeAll(async () => {
+    const [a, b] = await Promise.all([own.anvil("a"), own.anvil("b")]);
+    fastUrl = b.url;
+    slow = await startRpcProxy(a.url, (method, _id, response, call) => {
+      if (method !== "eth_getBalance") return false;
+      setTimeout(() => {
+        void fetch(a.url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(call),
+        })
+          .then((r) => r.text())
+          .then(
+            (text) => {
+              if (!response.destroyed) response.end(text);
+            },
+            () => response.destroy(),
+          );
+      }, HOLD_MS);
+      return true;
+    });
+    hedging = await startTestRuntime({
+      env: { CHAINGATE_CONFIG: configWith("hedged", { hedge: { afterMs: 100 } }) },
+    });
+    plain = await startTestRuntime({ env: { CHAINGATE_CONFIG: configWith("plain", { hedge: false }) } });
+  }, 120_000);
+  afterAll(async () => {
+    await hedging?.close();
+    await plain?.close();
+    await slow?.close();
+  });
+
+  /** A distinct read each time (never a cache hit): the balance of a fresh address at block 0. */
+  let next = 1;
+  async function read(rt: TestRuntime): Promise<{ ms: number; result: unknown }> {
+    const address = `0x${(next++).toString(16).padStart(40, "0")}`;
+    const started = performance.now();
+    const { json } = await rt.post("/", {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "eth_getBalance",
+      params: [address, "0x0"],
+    });
+    return { ms: performance.now() - started, result: (json as { result?: unknown }).result };
+  }
+
+  async function metric(rt: TestRuntime, name: string): Promise<number> {
+    const text = await (await fetch(`${rt.url}/metrics`)).text();
+    return text
+      .split("\n")
+      .filter((line) => line.startsWith(`${name}{`))
+      .reduce((sum, line) => sum + Number(line.split(" ")[1]), 0);
+  }
+
+  it("with hedging every read is answered well before the slow upstream would; the hedges are counted", async () => {
+    const answers = [];
+    for (let i = 0; i < 10; i++) answers.push(await read(hedging));
+    for (const answer of answers) {
+      expect(answer.result).toBe("0x0");
+      expect(answer.ms).toBeLessThan(HOLD_MS);
+    }
+    // Round robin put the slow upstream first for about half of them: each of those was hedged and won.
+    expect(await metric(hedging, "chaingate_upstream_hedges")).toBeGreaterThan(0);
+    expect(await metric(hedging, "chaingate_upstream_hedge_wins")).toBeGreaterThan(0);
+  });
+
+  it("with hedge: false a read the slow upstream gets first waits for it", async () => {
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await read(plain));
+    for (const answer of answers) expect(answer.result).toBe("0x0");
+    expect(answers.some((a) => a.ms >= HOLD_MS - 100)).toBe(true);
+    expect(await metric(plain, "chaingate_upstream_hedges")).toBe(0);
+  });
+});
