@@ -65,6 +65,9 @@ export interface UpstreamStats {
 /** Hedged reads of a chain: off, after a fixed delay, or (`{}`) after the first upstream's observed p90. */
 export type HedgePolicy = false | { readonly afterMs?: number };
 
+/** Signed bytes anyone may broadcast: sent to every healthy upstream at once (decision 148). */
+const BROADCAST = new Set(["eth_sendRawTransaction", "eth_sendRawTransactionSync"]);
+
 /** Answer times kept per upstream for its p90. */
 const LATENCY_SAMPLES = 64;
 /** The wait before a hedge while an upstream has answered too few calls to know its p90. */
@@ -306,11 +309,72 @@ export class UpstreamPool {
   async call(call: UpstreamCall): Promise<unknown> {
     const members = this.serving(call.method, this.order(Date.now()));
     const traits = this.traits(call.method);
+    if (BROADCAST.has(call.method) && members.length >= 2) return this.broadcast(call, members);
     if (traits.pure && !traits.behind && members.length >= 2) {
       const delay = this.hedgeDelay(members[0]!);
       if (delay !== undefined) return this.hedged(call, members, delay);
     }
     return this.ask(call, members);
+  }
+
+  /**
+   * Signed bytes go to every healthy member at once (the cooling ones only when none is healthy):
+   * the first acceptance answers, and one node's refusal does not fail a send another took. When
+   * none takes it, the first node's own refusal is the answer (classified as any refusal), else
+   * the last fault. A fault is judged as in the loop: a node that has the transaction took it.
+   */
+  private broadcast(call: UpstreamCall, members: Member[]): Promise<unknown> {
+    const now = Date.now();
+    const healthy = members.filter((m) => m.coolUntil <= now);
+    const targets = healthy.length > 0 ? healthy : members;
+    return new Promise((resolve, reject) => {
+      let answered = false;
+      let pending = targets.length;
+      let refusal: unknown;
+      let lastFault: unknown;
+      const accept = (value: unknown) => {
+        if (!answered) {
+          answered = true;
+          resolve(value);
+        }
+      };
+      const done = () => {
+        if (--pending > 0 || answered) return;
+        if (refusal !== undefined) reject(refusal);
+        else
+          reject(
+            lastFault instanceof ChaingateError
+              ? lastFault
+              : upstreamUnavailable("no upstream answered", lastFault),
+          );
+      };
+      for (const member of targets) {
+        member.upstream.call(call).then(
+          (result) => {
+            member.answered++;
+            member.consecutiveFaults = 0;
+            member.coolUntil = 0;
+            accept(result);
+            done();
+          },
+          async (error: unknown) => {
+            if (!(error instanceof ChaingateError) || !error.failover) {
+              member.answered++;
+              refusal ??= error;
+            } else if (!(error instanceof UpstreamRateLimited)) {
+              const outcome = await this.sendOutcome(member, call);
+              if (outcome.known) accept(outcome.hash);
+              else if (!outcome.alive) this.fault(member, error);
+              lastFault = error;
+            } else {
+              this.fault(member, error);
+              lastFault = error;
+            }
+            done();
+          },
+        );
+      }
+    });
   }
 
   /** How long a read waits for `member` before it is also asked of the next; undefined: no hedge. */
