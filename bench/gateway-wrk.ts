@@ -274,6 +274,10 @@ try {
   for (const c of ONLY_CONFIG ? [] : [1, 32]) {
     results.push(await run("constant reply", "ceiling", ceiling.url, constant, c, pids));
     results.push(await run("cache hit", "chaingate", gateway.url, hit, c, pids));
+    // The same call on its Native path (the body's method is ignored there): the read fast path too.
+    results.push(
+      await run("cache hit, Native path", "chaingate", `${gateway.url}/eth_getBlockByHash`, hit, c, pids),
+    );
     results.push(await run("forwarded, distinct", "anvil", anvil.url, distinct(), c, pids));
     results.push(await run("forwarded, distinct", "forwarder", forwarder.url, distinct(), c, pids));
     results.push(await run("forwarded, distinct", "chaingate", gateway.url, distinct(), c, pids));
@@ -358,6 +362,12 @@ const targets = {
   default_vs_log_requests_false_cache_hit_32: defaultVersusTuned("config: cache hit"),
   default_vs_log_requests_false_forwarded_32: defaultVersusTuned("config: forwarded, distinct"),
   cache_hit_vs_ceiling_32: versus("cache hit", ["constant reply", "ceiling"], 32, ">= 0.9"),
+  native_cache_hit_vs_ceiling_32: versus(
+    "cache hit, Native path",
+    ["constant reply", "ceiling"],
+    32,
+    ">= 0.9",
+  ),
   cache_hit_vs_node_5ms_32: versus("cache hit, node 5 ms away", ["node 5 ms away", "node"], 32, ">= 10"),
   // What any Node server can reach behind that node on these cores: the constant reply's own multiple
   // of it (the line above cannot pass this, whatever chaingate does).
