@@ -82,8 +82,8 @@ async function plainTransferGas(chain: Chain, call: GasCall): Promise<bigint | u
   return PLAIN_TRANSFER_GAS;
 }
 
-/** Reads of the head block kept, by chain, method and address (bounded: cleared when full). */
-const atHead = new Map<string, { head: number; at: number; value: Hex }>();
+/** Reads of the head block kept, per chain by method and address (bounded: cleared when full). */
+const atHeadOf = new WeakMap<Chain, Map<string, { head: number; at: number; value: Hex }>>();
 const AT_HEAD_MAX = 10_000;
 
 /**
@@ -100,7 +100,13 @@ async function readAtHead(
   usable: (kept: Hex) => boolean = () => true,
 ): Promise<Hex> {
   const head = chain.head?.highest;
-  const key = `${chain.chainId}:${method}:${address.toLowerCase()}`;
+  // Kept per chain object, not per chain id: two runtimes of one process may front different nodes.
+  let atHead = atHeadOf.get(chain);
+  if (atHead === undefined) {
+    atHead = new Map();
+    atHeadOf.set(chain, atHead);
+  }
+  const key = `${method}:${address.toLowerCase()}`;
   const now = Date.now();
   const known = atHead.get(key);
   if (

@@ -66,16 +66,21 @@ describe("sends on a chain with two upstreams", () => {
   const minedOn = (node: string, hash: string) =>
     waitUntil(async () => (await nodeCall(node, "eth_getTransactionReceipt", [hash])) !== null, 20_000);
 
-  it("a raw transaction sent through chaingate reaches both upstreams", async () => {
+  /** A fresh signed transfer sent through chaingate's POST /; the answer must be its hash. */
+  async function sendSigned(): Promise<Hex | undefined> {
     const raw = await signed();
     const { json } = await rt.post("/", {
       jsonrpc: "2.0",
-      id: 1,
+      id: nonce,
       method: "eth_sendRawTransaction",
       params: [raw],
     });
-    const hash = (json as { result?: Hex }).result;
     expect(JSON.stringify(json)).toMatch(/"result":"0x[0-9a-f]{64}"/);
+    return (json as { result?: Hex }).result;
+  }
+
+  it("a raw transaction sent through chaingate reaches both upstreams", async () => {
+    const hash = await sendSigned();
     expect(await minedOn(nodeA, hash!)).toBe(true);
     expect(await minedOn(nodeB, hash!)).toBe(true);
   });
@@ -83,15 +88,7 @@ describe("sends on a chain with two upstreams", () => {
   it("one node's refusal does not fail a send the other accepted", async () => {
     refuseOnA = true;
     try {
-      const raw = await signed();
-      const { json } = await rt.post("/", {
-        jsonrpc: "2.0",
-        id: 2,
-        method: "eth_sendRawTransaction",
-        params: [raw],
-      });
-      const hash = (json as { result?: Hex }).result;
-      expect(JSON.stringify(json)).toMatch(/"result":"0x[0-9a-f]{64}"/);
+      const hash = await sendSigned();
       expect(await minedOn(nodeB, hash!)).toBe(true);
       expect(await nodeCall(nodeA, "eth_getTransactionByHash", [hash])).toBeNull();
     } finally {
