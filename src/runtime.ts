@@ -8,6 +8,7 @@ import { KeyRing } from "./auth/key-ring.js";
 import { assertSafeListen } from "./auth/listen-policy.js";
 import { RateLimiter } from "./auth/rate-limiter.js";
 import type { Config } from "./config/config.js";
+import { ConfigError } from "./config/load-config.js";
 import { resolveSystemContracts } from "./contracts/resolve-system.js";
 import type { SystemContracts } from "./contracts/system-contracts.js";
 import { SignerMethods } from "./custody/signer-methods.js";
@@ -22,6 +23,7 @@ import { createLogger } from "./logging/create-logger.js";
 import { memberOperations } from "./members/member-operations.js";
 import { MemberService } from "./members/member-service.js";
 import { Metrics } from "./metrics/metrics.js";
+import { consensusRefusal } from "./rpc/dispatcher.js";
 import { upstreamTraitsOf } from "./rpc/method-table.js";
 import { ResponseCache } from "./rpc/response-cache.js";
 import { prepareDataDirOrWarn } from "./store/data-dir.js";
@@ -80,6 +82,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
   const shutdown = createShutdown(logger);
   const life = { logger, shutdown };
   try {
+    checkConsensusMethods(config);
     prepareDataDirOrWarn(config.dataDir, logger);
     const devnet = config.chains === undefined ? await startEmbeddedChains(config, life) : undefined;
     const started = await startChains(
@@ -258,4 +261,17 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     await shutdown.run();
     throw error;
   }
+}
+
+/** A chain's default consensus may only name plain node reads: the method table is the judge, so it is checked here, not in the config layer. */
+function checkConsensusMethods(config: Config): void {
+  const problems = (config.chains ?? []).flatMap((chain, i) =>
+    Object.keys(chain.consensus?.methods ?? {}).flatMap((method) => {
+      const refusal = consensusRefusal(method);
+      return refusal === undefined
+        ? []
+        : [`config file: chains[${i}].consensus.methods.${method}: ${refusal}`];
+    }),
+  );
+  if (problems.length > 0) throw new ConfigError(problems);
 }

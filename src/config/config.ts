@@ -28,6 +28,14 @@ export interface ChainConfig {
    * upstream's observed p90) is also asked of the next upstream; `false` turns them off.
    */
   readonly hedge?: false | { readonly afterMs?: number };
+  /**
+   * Consensus reads without asking (decision 150): per method, how many upstreams must answer alike;
+   * `onDisagreement` says what a disagreement answers (an error naming each answer by default).
+   */
+  readonly consensus?: {
+    readonly methods: Readonly<Record<string, number>>;
+    readonly onDisagreement: "error" | "majority" | "highest_block";
+  };
 }
 
 export type RateLimits = Readonly<

@@ -82,7 +82,45 @@ function readFile(path: string, problems: string[]): Record<string, unknown> | u
   }
 }
 
-const CHAIN_KEYS = ["chainId", "name", "upstreams", "finality", "quorum", "hedge"];
+const CHAIN_KEYS = ["chainId", "name", "upstreams", "finality", "quorum", "hedge", "consensus"];
+const DISAGREEMENT_POLICIES = ["error", "majority", "highest_block"] as const;
+
+/** A chain's `consensus` entry, checked: every problem is pushed, a usable value answered. */
+function readConsensus(
+  raw: unknown,
+  where: string,
+  upstreamCount: number,
+  problems: string[],
+): ChainConfig["consensus"] {
+  if (raw === undefined) return undefined;
+  const shape = `${where}.consensus must be {"methods": {"<method>": <upstreams>, ...}, "onDisagreement"?: ${DISAGREEMENT_POLICIES.map((p) => `"${p}"`).join(" | ")}}`;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    problems.push(shape);
+    return undefined;
+  }
+  const { methods, onDisagreement, ...rest } = raw as Record<string, unknown>;
+  for (const key of Object.keys(rest)) problems.push(`${shape}; unknown key "${key}"`);
+  if (onDisagreement !== undefined && !(DISAGREEMENT_POLICIES as readonly unknown[]).includes(onDisagreement))
+    problems.push(`${shape}; got onDisagreement ${JSON.stringify(onDisagreement)}`);
+  if (typeof methods !== "object" || methods === null || Array.isArray(methods)) {
+    problems.push(shape);
+    return undefined;
+  }
+  const checked: Record<string, number> = {};
+  for (const [method, n] of Object.entries(methods)) {
+    if (!/^[a-z]+_[A-Za-z0-9]+$/.test(method))
+      problems.push(`${where}.consensus.methods: "${method}" is not a method name`);
+    else if (!Number.isSafeInteger(n) || (n as number) < 1 || (n as number) > upstreamCount)
+      problems.push(
+        `${where}.consensus.methods.${method} must be a whole number from 1 to the chain's ${upstreamCount} upstream(s); got ${JSON.stringify(n)}`,
+      );
+    else checked[method] = n as number;
+  }
+  return {
+    methods: checked,
+    onDisagreement: (onDisagreement as (typeof DISAGREEMENT_POLICIES)[number] | undefined) ?? "error",
+  };
+}
 
 function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined {
   if (raw === undefined) return undefined;
@@ -97,7 +135,7 @@ function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined
       problems.push(`${where} must be an object`);
       return;
     }
-    const { chainId, name, upstreams, finality, quorum, hedge } = entry as Record<string, unknown>;
+    const { chainId, name, upstreams, finality, quorum, hedge, consensus } = entry as Record<string, unknown>;
     for (const key of Object.keys(entry))
       if (!CHAIN_KEYS.includes(key))
         problems.push(`${where}: unknown key "${key}" (known: ${CHAIN_KEYS.join(", ")})`);
@@ -133,6 +171,7 @@ function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined
       problems.push(
         `${where}.hedge must be false or {"afterMs": 1 to 60000} ({} for the upstream's observed p90); got ${JSON.stringify(hedge)}`,
       );
+    const consensusDefaults = readConsensus(consensus, where, upstreamCount, problems);
     if (chainId !== undefined && (!Number.isSafeInteger(chainId) || (chainId as number) <= 0)) {
       problems.push(`${where}.chainId must be a positive integer`);
     }
@@ -180,6 +219,7 @@ function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined
         : typeof hedge === "object" && hedge !== null
           ? { hedge: typeof hedgeAfter === "number" ? { afterMs: hedgeAfter } : {} }
           : {}),
+      ...(consensusDefaults === undefined ? {} : { consensus: consensusDefaults }),
     });
   });
   const ids = chains.flatMap((c) => (c.chainId === undefined ? [] : [c.chainId]));

@@ -165,6 +165,18 @@ const ACCESS_CODES = {
     failover: true,
     meaning: "no upstream could answer (timeouts, connection errors, HTTP 5xx/429)",
   },
+  INVALID_CONSENSUS: {
+    ...BAD,
+    meaning:
+      "`consensus` / `Chaingate-Consensus` is not a whole number from 1 to 16, asks more upstreams than the chain has, or names a call that is not a plain node read",
+  },
+  UPSTREAMS_DISAGREE: {
+    status: 503,
+    rpc: RPC_UNAVAILABLE,
+    retry: true,
+    meaning:
+      "upstreams asked to agree (`consensus`, or a custody signature's simulation or estimate) said different things; `data.upstreams` has each one's answer, and nothing was signed",
+  },
   METHOD_NOT_SERVED: {
     status: 501,
     rpc: RPC_METHOD_NOT_FOUND,

@@ -75,6 +75,25 @@ export function upstreamUnavailable(detail: string, cause?: unknown): ChaingateE
   return new ChaingateError(`Upstream unavailable: ${detail}`, { code: "UPSTREAM_UNAVAILABLE", cause });
 }
 
+/** A consensus asked of a call that cannot have one, or more upstreams than the chain has. */
+export function invalidConsensus(detail: string): ChaingateError {
+  return new ChaingateError(detail, { code: "INVALID_CONSENSUS" });
+}
+
+/**
+ * Upstreams of one chain said different things where agreement was asked for (a consensus read, or
+ * what a custody signature depends on); `data.upstreams` holds what each said.
+ */
+export function upstreamsDisagree(
+  detail: string,
+  upstreams: readonly { upstream: string; said: string }[],
+): ChaingateError {
+  return new ChaingateError(`Upstreams disagree: ${detail}`, {
+    code: "UPSTREAMS_DISAGREE",
+    data: { upstreams },
+  });
+}
+
 /**
  * A method the node does not serve, whatever code it answered it with (Ganache's -32700, Hardhat's
  * -32004, geth's -32601): a client reads -32601 and the chain's name, not a parse error.

@@ -119,7 +119,9 @@ export class ReadFastPath {
     if (
       headers.origin !== undefined ||
       headers.upgrade !== undefined ||
-      headers["transfer-encoding"] !== undefined
+      headers["transfer-encoding"] !== undefined ||
+      // A consensus read asks several upstreams: never a cached answer.
+      headers["chaingate-consensus"] !== undefined
     )
       return undefined;
     const size = Number(headers["content-length"]);

@@ -3,13 +3,14 @@
 import { Readable } from "node:stream";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { invalidRequest } from "../errors/rpc-errors.js";
-import type { RpcDispatcher } from "../rpc/dispatcher.js";
+import { invalidConsensus, invalidRequest } from "../errors/rpc-errors.js";
+import { consensusRefusal, type RpcDispatcher } from "../rpc/dispatcher.js";
 import { errorText, type RequestId, readNativeRequest, readRpcRequest, salvageId } from "../rpc/envelope.js";
 import {
   ChainQuerySchema,
   JsonRpcRequestSchema,
   nativeBodySchema,
+  ReadQuerySchema,
   ResponseEnvelopeSchema,
 } from "../rpc/envelope-schemas.js";
 import { METHODS } from "../rpc/method-table.js";
@@ -43,6 +44,30 @@ const idempotencyHeader = {
   ),
 };
 
+const consensusHeader = {
+  "chaingate-consensus": Type.Optional(
+    Type.String({
+      description:
+        "how many upstreams must answer each node read alike (1 to 16); a disagreement answers UPSTREAMS_DISAGREE, or the chain's `onDisagreement` policy",
+    }),
+  ),
+};
+
+/** Most upstreams one consensus may ask for: more is a typo, not a deployment. */
+const MAX_CONSENSUS = 16;
+
+/** `consensus=N` or `Chaingate-Consensus: N` as a number, undefined when absent. */
+export function parseConsensus(raw: unknown, name: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const text = typeof raw === "string" ? raw.trim() : "";
+  const n = /^[0-9]{1,2}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(n >= 1 && n <= MAX_CONSENSUS))
+    throw invalidConsensus(
+      `${name} must be a whole number from 1 to ${MAX_CONSENSUS}, got ${JSON.stringify(String(raw).slice(0, 20))}`,
+    );
+  return n;
+}
+
 function selectChain(chains: ChainRegistry, request: FastifyRequest): Chain {
   return chains.select((request.query as { chain_id?: unknown }).chain_id, request.headers["x-chain-id"]);
 }
@@ -69,6 +94,7 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
     request: FastifyRequest,
     account: AnswerAccount,
     inBatch = false,
+    consensus?: number,
   ) => {
     const header = request.headers["idempotency-key"];
     const key = typeof header === "string" ? header : undefined;
@@ -78,6 +104,7 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
       // One key for a whole batch would make its calls collide: each call uses key#id.
       idempotencyKey: key === undefined ? undefined : inBatch ? `${key}#${JSON.stringify(id)}` : key,
       mayHoldMore: () => account.check(),
+      consensus,
     };
     return answerCall(dispatcher, chain, id, method, params, context, {
       maxResponseBytes,
@@ -96,7 +123,7 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
           tags: [spec.inSpec ? "Native" : "Native (client methods)"],
           summary: spec.summary,
           operationId: spec.name,
-          querystring: ChainQuerySchema,
+          querystring: consensusRefusal(spec.name) === undefined ? ReadQuerySchema : ChainQuerySchema,
           headers: Type.Object(
             spec.handler === "custody" ? { ...chainHeader, ...idempotencyHeader } : chainHeader,
           ),
@@ -111,6 +138,10 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
           const chain = selectChain(chains, request);
           const parsed = readNativeRequest(request.body, spec.name);
           id = parsed.id;
+          const consensus = parseConsensus(
+            (request.query as { consensus?: unknown }).consensus,
+            "the consensus parameter",
+          );
           return await call(
             chain,
             id,
@@ -118,6 +149,8 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
             parsed.params,
             request,
             accountOf(request, reply, "the answer"),
+            false,
+            consensus,
           );
         } catch (error) {
           return errorText(id, error);
@@ -136,7 +169,7 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
         summary: "Standard JSON-RPC 2.0 endpoint (single call or batch) for ethers, viem, web3.js and cast",
         operationId: "jsonRpc",
         querystring: ChainQuerySchema,
-        headers: Type.Object({ ...chainHeader, ...idempotencyHeader }),
+        headers: Type.Object({ ...chainHeader, ...idempotencyHeader, ...consensusHeader }),
         body: Type.Union([JsonRpcRequestSchema, Type.Array(JsonRpcRequestSchema, { maxItems: batchLimit })]),
         response: {
           200: Type.Union([ResponseEnvelopeSchema, Type.Array(ResponseEnvelopeSchema)]),
@@ -148,8 +181,10 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
       reply.type(JSON_TYPE);
       const body = request.body;
       let chain: Chain;
+      let consensus: number | undefined;
       try {
         chain = selectChain(chains, request);
+        consensus = parseConsensus(request.headers["chaingate-consensus"], "Chaingate-Consensus");
         if (body === undefined) throw invalidRequest("the body must hold a JSON-RPC request or batch");
         if (Array.isArray(body)) {
           if (body.length === 0) throw invalidRequest("a batch must not be empty");
@@ -176,6 +211,8 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
           request,
           account,
           inBatch,
+          // The header covers the request's node reads; a send or a custody call in it is answered as without it.
+          consensus !== undefined && consensusRefusal(parsed.method) === undefined ? consensus : undefined,
         );
         return parsed.id === undefined ? undefined : text;
       };

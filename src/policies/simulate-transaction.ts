@@ -3,7 +3,9 @@ import { type Hex, hexToBigInt } from "viem";
 import { classifyNodeError, revertDataOf } from "../errors/node-errors.js";
 import { MethodNotServedError, NodeRpcError } from "../errors/rpc-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { nodeRead } from "../upstream/node-reads.js";
+import type { Ask } from "../upstream/final-block.js";
+import { nodeRead, nodeReadOn } from "../upstream/node-reads.js";
+import { checksByQuorum, readByQuorum } from "../upstream/quorum-read.js";
 import { type TokenMovement, UNLIMITED } from "./decode-call.js";
 
 export interface SimulatedLog {
@@ -39,7 +41,46 @@ const ZERO_WORD = `0x${"0".repeat(64)}`;
 
 const hex = (n: bigint): Hex => `0x${n.toString(16)}`;
 
-export async function simulateTransaction(chain: Chain, call: SimulatedCall): Promise<Simulation> {
+/**
+ * Where the chain has two or more upstreams, each runs the simulation and a quorum must agree
+ * (decision 149): one poisoned node cannot make a draining call look harmless.
+ */
+export function simulateTransaction(chain: Chain, call: SimulatedCall): Promise<Simulation> {
+  if (!checksByQuorum(chain))
+    return simulateWith((method, params) => nodeRead(chain, method, params), call, "latest");
+  return readByQuorum(chain, {
+    what: "the simulation",
+    ask: (label, block) =>
+      simulateWith((method, params) => nodeReadOn(chain, label, method, params), call, block ?? "latest"),
+    same: sameSimulation,
+    show: describeSimulation,
+  });
+}
+
+/** Two runs agree when both revert alike, or both succeed with the same logs where both could see logs. */
+export function sameSimulation(a: Simulation, b: Simulation): boolean {
+  if (a.reverted !== b.reverted) return false;
+  if ((a.revertData ?? "0x").toLowerCase() !== (b.revertData ?? "0x").toLowerCase()) return false;
+  if (a.logs === null || b.logs === null) return true;
+  return (
+    a.logs.length === b.logs.length &&
+    a.logs.every((log, i) => {
+      const other = b.logs![i]!;
+      return (
+        log.address.toLowerCase() === other.address.toLowerCase() &&
+        log.data.toLowerCase() === other.data.toLowerCase() &&
+        log.topics.join().toLowerCase() === other.topics.join().toLowerCase()
+      );
+    })
+  );
+}
+
+function describeSimulation(s: Simulation): string {
+  if (s.reverted) return `reverts${s.revertData === undefined ? "" : ` (${s.revertData.slice(0, 74)})`}`;
+  return s.logs === null ? "succeeds (eth_call)" : `succeeds with ${s.logs.length} log(s)`;
+}
+
+async function simulateWith(read: Ask, call: SimulatedCall, block: string): Promise<Simulation> {
   const tx = {
     from: call.from,
     ...(call.to === null ? {} : { to: call.to }),
@@ -48,9 +89,9 @@ export async function simulateTransaction(chain: Chain, call: SimulatedCall): Pr
     gas: hex(call.gas),
   };
   try {
-    const blocks = await nodeRead(chain, "eth_simulateV1", [
+    const blocks = await read("eth_simulateV1", [
       { blockStateCalls: [{ calls: [tx] }], validation: false },
-      "latest",
+      block,
     ]);
     return fromSimulateV1(blocks);
   } catch (error) {
@@ -60,7 +101,7 @@ export async function simulateTransaction(chain: Chain, call: SimulatedCall): Pr
   try {
     // `data`, not `input`: a node that takes only one of them (Hardhat refuses both at once).
     const { input: _input, ...asCall } = tx;
-    await nodeRead(chain, "eth_call", [{ ...asCall, data: call.data }, "latest"]);
+    await read("eth_call", [{ ...asCall, data: call.data }, block]);
     return { via: "eth_call", reverted: false, logs: null };
   } catch (error) {
     if (

@@ -1,9 +1,10 @@
 /** Executes one JSON-RPC call on a chain: look up the method row, validate, then answer or forward. */
-import { MethodNotServedError, methodNotFound } from "../errors/rpc-errors.js";
+import { invalidConsensus, MethodNotServedError, methodNotFound } from "../errors/rpc-errors.js";
 import type { FilterService } from "../filters/filter-service.js";
 import type { LogQuery } from "../filters/log-query.js";
 import type { FairGate } from "../keys/fair-gate.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import { consensusRead } from "../upstream/consensus-read.js";
 import { extraNamespaceOf } from "../upstream/upstream-pool.js";
 import { BEHAVIOURS, type MethodBehaviour } from "./method-behaviours.js";
 import { type MethodPolicy, methodDenied } from "./method-policy.js";
@@ -57,6 +58,24 @@ export interface CallContext {
   idempotencyKey?: string | undefined;
   /** Throws when the request may not hold more answers: called before node work (and again when a log query's turn comes). */
   mayHoldMore?: () => void;
+  /** How many upstreams must answer alike (`consensus=N`, `Chaingate-Consensus: N`); the chain's default when absent. */
+  consensus?: number | undefined;
+}
+
+/**
+ * Why `method` cannot be read by consensus, or undefined when it can: only a node read with no
+ * effect whose answer chaingate does not make itself (a send, a filter, a custody method or a
+ * log query has nothing several upstreams could say alike).
+ */
+export function consensusRefusal(method: string): string | undefined {
+  const spec = METHODS_BY_NAME.get(method);
+  if (spec === undefined) return `${method} is not a method chaingate serves`;
+  const read =
+    spec.handler === "upstream" &&
+    !spec.traits.has("send") &&
+    BEHAVIOURS[method]?.answer === undefined &&
+    (spec.cache !== "none" || spec.traits.has("shared"));
+  return read ? undefined : `it is not a plain node read (a send, a filter, a custody method or a log query)`;
 }
 
 export class RpcDispatcher {
@@ -103,6 +122,8 @@ export class RpcDispatcher {
     const validate = this.validators.get(method);
     if (!spec || !validate || !this.isCacheableRead(method)) return undefined;
     if (this.deps.policy && !this.deps.policy(method)) return undefined;
+    // A read the operator wants agreed by several upstreams is never answered from one's cached answer.
+    if (chain.pool.consensus.methods.has(method)) return undefined;
     let checked: unknown[];
     try {
       checked = validate(params);
@@ -133,6 +154,8 @@ export class RpcDispatcher {
     if (this.deps.policy && !this.deps.policy(method)) throw methodDenied(method);
     const behaviour = BEHAVIOURS[method] ?? NONE;
     const checked = behaviour.params ? behaviour.params(validate(params)) : validate(params);
+    const consensus = context.consensus ?? chain.pool.consensus.methods.get(method);
+    if (consensus !== undefined) checkConsensus(chain, method, consensus);
     if (!spec.traits.has("small")) context.mayHoldMore?.();
     if (extraNamespaceOf(method) !== undefined) {
       // Refused before the budget is spent when no upstream is marked for the namespace.
@@ -164,6 +187,11 @@ export class RpcDispatcher {
           filters: this.deps.filters,
           syncSend: this.deps.syncSend ?? SYNC_SEND_DEFAULTS,
         });
+      if (consensus !== undefined && consensus > 1) {
+        const policy = chain.pool.consensus.onDisagreement;
+        const agreed = await fair(() => consensusRead(chain, { method, params: checked }, consensus, policy));
+        return behaviour.result ? behaviour.result(chain, checked, agreed) : agreed;
+      }
       const fetch = async () => {
         const result = await fair(() => chain.pool.call({ method, params: checked })).catch(
           (error: unknown) => whenUnsupported(behaviour, chain, checked, error),
@@ -180,6 +208,16 @@ export class RpcDispatcher {
 }
 
 const NONE: MethodBehaviour = {};
+
+function checkConsensus(chain: Chain, method: string, n: number): void {
+  const refusal = consensusRefusal(method);
+  if (refusal !== undefined) throw invalidConsensus(`consensus cannot be asked of ${method}: ${refusal}`);
+  const configured = chain.pool.upstreams.length;
+  if (n > configured)
+    throw invalidConsensus(
+      `consensus=${n} cannot be met: chain ${chain.chainId} has ${configured} upstream(s)`,
+    );
+}
 
 /** A method the node does not serve, answered from calls it does serve where the method has a rule for it; else the node's refusal. */
 async function whenUnsupported(

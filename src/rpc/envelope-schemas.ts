@@ -73,3 +73,14 @@ export const ChainQuerySchema = Type.Object({
     Type.String({ description: "chain id (decimal or 0x hex); the home chain when absent" }),
   ),
 });
+
+/** A Native path of a node read: the chain, and how many upstreams must answer alike. */
+export const ReadQuerySchema = Type.Object({
+  ...ChainQuerySchema.properties,
+  consensus: Type.Optional(
+    Type.String({
+      description:
+        "how many upstreams must answer alike (1 to 16); a disagreement answers UPSTREAMS_DISAGREE, or the chain's `onDisagreement` policy",
+    }),
+  ),
+});

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import type { Hex } from "viem";
 import { describe, expect, it } from "vitest";
-import { requiredVotes, type SourceVote, tally } from "./source-quorum.js";
+import { requiredVotes } from "../upstream/quorum-read.js";
+import { type SourceVote, tally } from "./source-quorum.js";
 
 const LOG = {
   address: "0x0000000000000000000000000000000000000e0e" as Hex,

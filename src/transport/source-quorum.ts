@@ -5,6 +5,7 @@ import type { Chain } from "../upstream/chain-registry.js";
 import { describeFinality } from "../upstream/chain-trust.js";
 import { type Ask, finalBlockBy } from "../upstream/final-block.js";
 import { nodeReadOn } from "../upstream/node-reads.js";
+import { requiredVotes } from "../upstream/quorum-read.js";
 import { isSentLog, type Log, transportOfSent } from "./endpoint-events.js";
 
 /** What one upstream says of the transport's source event. */
@@ -83,11 +84,6 @@ async function voteOf(
   } catch (error) {
     return { label, kind: "silent", why: (error as Error).message.slice(0, 200) };
   }
-}
-
-/** How many agreeing upstreams make a quorum when `asked` members may be asked and `configured` exist. */
-export function requiredVotes(quorum: number | undefined, asked: number, configured: number): number {
-  return quorum ?? Math.max(Math.min(2, configured), asked);
 }
 
 /**

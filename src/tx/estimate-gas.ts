@@ -2,7 +2,8 @@
 import type { AccessList, Hex } from "viem";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { nodeRead } from "../upstream/node-reads.js";
+import { nodeRead, nodeReadOn } from "../upstream/node-reads.js";
+import { checksByQuorum, readByQuorum } from "../upstream/quorum-read.js";
 import type { RpcAuthorization } from "./authorizations.js";
 import { asFault, estimationFailed, insufficientFunds } from "./tx-errors.js";
 
@@ -37,12 +38,32 @@ export async function estimateGas(chain: Chain, call: GasCall, marginPercent: nu
     ...(call.authorizationList === undefined ? {} : { authorizationList: call.authorizationList }),
   };
   try {
-    const estimate = BigInt(await nodeRead(chain, "eth_estimateGas", [asked, "pending"]));
+    const estimate = checksByQuorum(chain)
+      ? await readByQuorum(chain, {
+          what: "the gas estimate",
+          ask: async (label, block) =>
+            BigInt(await nodeReadOn(chain, label, "eth_estimateGas", [asked, block ?? "pending"])),
+          same: estimatesAgree,
+          pick: (estimates) => [...estimates].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0))[0]!,
+          show: (gas) => `${gas} gas`,
+        })
+      : BigInt(await nodeRead(chain, "eth_estimateGas", [asked, "pending"]));
     return (estimate * BigInt(100 + marginPercent)) / 100n;
   } catch (error) {
     if (error instanceof NodeRpcError) throw estimationFailed(error);
     throw asFault(error, "estimating gas");
   }
+}
+
+/**
+ * Implementations search for the lowest gas that succeeds with different tolerances (geth stops
+ * within 1.5%), so two honest estimates of one call may differ a little: within 10% of the first
+ * they agree, and the largest is used.
+ */
+const ESTIMATE_TOLERANCE_PERCENT = 10n;
+function estimatesAgree(a: bigint, b: bigint): boolean {
+  const [low, high] = a < b ? [a, b] : [b, a];
+  return high * 100n <= low * (100n + ESTIMATE_TOLERANCE_PERCENT);
 }
 
 /**
@@ -68,7 +89,8 @@ async function plainTransferGas(chain: Chain, call: GasCall): Promise<bigint | u
   let balance: Hex;
   try {
     [code, balance] = await Promise.all([
-      readAtHead(chain, "eth_getCode", call.to),
+      // Whether 21,000 is the whole cost rests on it: agreed by a quorum where there is one.
+      readAtHead(chain, "eth_getCode", call.to, undefined, true),
       // A kept balance answers only when it covers the value: a refusal is always read fresh (the
       // account may have been funded since, in the same block on a development chain).
       readAtHead(chain, "eth_getBalance", call.from, (kept) => BigInt(kept) >= call.value),
@@ -98,6 +120,7 @@ async function readAtHead(
   method: "eth_getCode" | "eth_getBalance",
   address: Hex,
   usable: (kept: Hex) => boolean = () => true,
+  byQuorum = false,
 ): Promise<Hex> {
   const head = chain.head?.highest;
   // Kept per chain object, not per chain id: two runtimes of one process may front different nodes.
@@ -116,7 +139,15 @@ async function readAtHead(
     usable(known.value)
   )
     return known.value;
-  const value: Hex = await nodeRead(chain, method, [address, "latest"], { batch: true });
+  const value: Hex =
+    byQuorum && checksByQuorum(chain)
+      ? await readByQuorum(chain, {
+          what: `${method} of ${address}`,
+          ask: (label, block) => nodeReadOn(chain, label, method, [address, block ?? "latest"]),
+          same: (a, b) => a.toLowerCase() === b.toLowerCase(),
+          show: (code) => (code === "0x" ? "no code" : `${(code.length - 2) / 2} bytes of code`),
+        })
+      : await nodeRead(chain, method, [address, "latest"], { batch: true });
   if (head !== undefined) {
     if (atHead.size >= AT_HEAD_MAX) atHead.clear();
     atHead.set(key, { head, at: now, value });

@@ -124,7 +124,10 @@ export function nonceNotNext(given: number, next: number): ChaingateError {
 
 /** A failure met while preparing a signature: our own non-retryable refusals and store faults stay, anything else is the node's. */
 export function asFault(error: unknown, doing: string): ChaingateError {
-  if (error instanceof ChaingateError && (!error.retryable || error.code === "STORE_UNAVAILABLE"))
+  if (
+    error instanceof ChaingateError &&
+    (!error.retryable || error.code === "STORE_UNAVAILABLE" || error.code === "UPSTREAMS_DISAGREE")
+  )
     return error;
   return nodeUnavailable(`${doing}: ${(error as Error).message}`);
 }

@@ -11,6 +11,8 @@ const PASS_THROUGH = [
   // A devnet node's own accounts, and eth_fillTransaction for an address not in custody.
   "custody/signer-kit.ts",
   "custody/signer-handlers/eth-fill-transaction.ts",
+  // A client's read asked of several upstreams (consensus=N): the client reads the agreed answer.
+  "upstream/consensus-read.ts",
   "upstream/node-reads.ts",
 ];
 

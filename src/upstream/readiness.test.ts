@@ -9,7 +9,9 @@ import { UpstreamPool } from "./upstream-pool.js";
 it("a chain whose every upstream is down makes readiness false without a node call per probe", async () => {
   const dead = `http://127.0.0.1:${await freePort()}`;
   // Verified at start, then gone: what a node that dies after start-up looks like.
-  const pool = new UpstreamPool(1001, [dead], 1_000, upstreamTraitsOf, new Map([[dead, 1001]]));
+  const pool = new UpstreamPool(1001, [dead], 1_000, upstreamTraitsOf, {
+    verified: new Map([[dead, 1001]]),
+  });
   const chains = new ChainRegistry([{ chainId: 1001, name: "home", pool }], 1001);
   const monitor = new ReadinessMonitor(chains, 1_000, pino({ level: "silent" }));
   expect(monitor.snapshot().chains[0]).toMatchObject({ reachable: true, healthy_upstreams: 1 });

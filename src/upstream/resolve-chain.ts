@@ -6,7 +6,7 @@ import type { Chain } from "./chain-registry.js";
 import { HeadTracker } from "./head-tracker.js";
 import { HttpUpstream } from "./http-upstream.js";
 import { checkedResult } from "./node-reads.js";
-import { UpstreamPool } from "./upstream-pool.js";
+import { type ConsensusDefaults, UpstreamPool } from "./upstream-pool.js";
 
 export interface ChainEntry {
   chainId?: number | undefined;
@@ -16,6 +16,10 @@ export interface ChainEntry {
   namespaces?: ReadonlyMap<string, ReadonlySet<string>> | undefined;
   /** Hedged reads: off (`false`), after a fixed delay, or (absent, `{}`) after the upstream's observed p90. */
   hedge?: false | { readonly afterMs?: number } | undefined;
+  /** Upstreams that must agree (custody reads, relayed events); absent: every usable one, at least 2. */
+  quorum?: number | undefined;
+  /** Consensus reads by default, per method, and the chain's disagreement policy. */
+  consensus?: ConsensusDefaults | undefined;
 }
 
 export interface ResolveOptions {
@@ -97,15 +101,13 @@ export async function resolveChain(entry: ChainEntry, options: ResolveOptions): 
     await Promise.all(probes.map((p) => p.close()));
   }
   const chainId = expected;
-  const pool = new UpstreamPool(
-    chainId,
-    entry.urls,
-    options.timeoutMs,
-    options.traits,
-    answers,
-    entry.namespaces,
-    entry.hedge,
-  );
+  const pool = new UpstreamPool(chainId, entry.urls, options.timeoutMs, options.traits, {
+    verified: answers,
+    namespaces: entry.namespaces,
+    hedge: entry.hedge,
+    quorum: entry.quorum,
+    consensus: entry.consensus,
+  });
   const log = logger.child({ chainId });
   pool.listen(({ label, status, reportedChainId }) => {
     if (status === "quarantined")

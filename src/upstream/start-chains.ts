@@ -28,6 +28,15 @@ export function chainEntries(
     ws: c.upstreams.map((u) => u.ws),
     namespaces: new Map(c.upstreams.map((u) => [u.url, new Set(u.namespaces ?? [])])),
     ...(c.hedge === undefined ? {} : { hedge: c.hedge }),
+    ...(c.quorum === undefined ? {} : { quorum: c.quorum }),
+    ...(c.consensus === undefined
+      ? {}
+      : {
+          consensus: {
+            methods: new Map(Object.entries(c.consensus.methods)),
+            onDisagreement: c.consensus.onDisagreement,
+          },
+        }),
   }));
 }
 

@@ -96,27 +96,54 @@ export type VerificationListener = (event: {
   reportedChainId: number | undefined;
 }) => void;
 
+/** What the operator configured for a chain's pool beyond its URLs. */
+export interface PoolOptions {
+  /**
+   * Each URL's chain id as the start-up probe read it; members not in it stay unverified until their
+   * first answer, and are never used before it. Absent: every member is taken as verified (tests).
+   */
+  readonly verified?: ReadonlyMap<string, number> | undefined;
+  /** The extra namespaces (debug, trace, txpool) each URL is marked for. */
+  readonly namespaces?: ReadonlyMap<string, ReadonlySet<string>> | undefined;
+  /** Hedged reads (decision 147): on by default where two or more upstreams exist. */
+  readonly hedge?: HedgePolicy | undefined;
+  /** Upstreams that must agree on what a signature or a relayed event depends on; absent: every usable one, at least 2. */
+  readonly quorum?: number | undefined;
+  /** Consensus reads by default (decision 150): per method, how many upstreams must agree; and what a disagreement answers. */
+  readonly consensus?: ConsensusDefaults | undefined;
+}
+
+/** What answers when the upstreams of a consensus read disagree: an error naming each answer, the majority's, or the highest head's. */
+export type DisagreementPolicy = "error" | "majority" | "highest_block";
+
+export interface ConsensusDefaults {
+  readonly methods: ReadonlyMap<string, number>;
+  readonly onDisagreement: DisagreementPolicy;
+}
+
 export class UpstreamPool {
   private readonly members: Member[];
   private cursor = 0;
   private onVerification: VerificationListener = () => {};
+  private readonly hedge: HedgePolicy;
+  /** The chain's `quorum` (decision 149): how many upstreams must agree; undefined: every usable one. */
+  readonly quorum: number | undefined;
+  /** Consensus reads the operator asked for by default, and the chain's disagreement policy. */
+  readonly consensus: ConsensusDefaults;
 
-  /**
-   * `verified` maps a member's URL to the chain id it already answered (the start-up probe); members
-   * not in it stay unverified until their first answer, and are never used before it.
-   */
   constructor(
     readonly chainId: number,
     urls: readonly string[],
     timeoutMs: number,
     /** Per method: asked ahead when empty, never repeated, shared in a turn (the method table's traits). */
     private readonly traits: TraitsOf,
-    verified?: ReadonlyMap<string, number>,
-    namespaces?: ReadonlyMap<string, ReadonlySet<string>>,
-    /** Hedged reads (decision 147): on by default where two or more upstreams exist. */
-    private readonly hedge: HedgePolicy = {},
+    options: PoolOptions = {},
   ) {
     if (urls.length === 0) throw new Error(`chain ${chainId} has no upstreams`);
+    const { verified, namespaces } = options;
+    this.hedge = options.hedge ?? {};
+    this.quorum = options.quorum;
+    this.consensus = options.consensus ?? { methods: new Map(), onDisagreement: "error" };
     const labels = new Map<string, number>();
     this.members = urls.map((url) => {
       const upstream = new HttpUpstream(url, timeoutMs, traits, chainId);
@@ -538,6 +565,22 @@ export class UpstreamPool {
       asked: this.members.filter((m) => this.usable(m) && m.coolUntil <= now).map((m) => m.upstream.label),
       configured: this.members.length,
     };
+  }
+
+  /**
+   * The members a consensus read may ask, by label, in the order a plain read would try them
+   * (in-sync healthy ones first, round robin); cooling ones are left out.
+   */
+  readyLabels(): string[] {
+    const now = Date.now();
+    return this.order(now)
+      .filter((m) => m.coolUntil <= now)
+      .map((m) => m.upstream.label);
+  }
+
+  /** The head an upstream last reported (for a consensus read's highest-block policy). */
+  headOf(label: string): number | undefined {
+    return this.members.find((m) => m.upstream.label === label)?.head;
   }
 
   /** Calls one named upstream (for state that lives on a node, such as a node-side filter). */
