@@ -16,6 +16,8 @@ export interface AnvilOptions {
   startTimeoutMs?: number;
   /** A fixed port (tests that bring a node back at the same address); a free one when absent. */
   port?: number;
+  /** Keep the state of only this many recent blocks (`--prune-history`): a pruned node, for tests of history-aware routing. */
+  pruneHistory?: number;
 }
 
 /** running; restarting after it died; failed once the restarts ran out. */
@@ -114,6 +116,7 @@ async function spawnAnvil(options: AnvilOptions, statePath: string, pidFile: str
     "--state-interval",
     "1",
     ...(blockTime > 0 ? ["--block-time", String(blockTime)] : []),
+    ...(options.pruneHistory === undefined ? [] : ["--prune-history", String(options.pruneHistory)]),
   ];
   const child: ChildProcessWithoutNullStreams = spawn(
     "/bin/sh",

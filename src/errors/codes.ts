@@ -165,6 +165,12 @@ const ACCESS_CODES = {
     failover: true,
     meaning: "no upstream could answer (timeouts, connection errors, HTTP 5xx/429)",
   },
+  STATE_UNAVAILABLE: {
+    status: 410,
+    rpc: RPC_SERVER_ERROR,
+    meaning:
+      "a read at an old block no upstream of the chain still holds the state of (each is pruned past it); the message names each upstream's oldest block; an archive upstream serves it",
+  },
   INVALID_CONSENSUS: {
     ...BAD,
     meaning:

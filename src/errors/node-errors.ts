@@ -2,6 +2,7 @@
 import {
   FAULT_WORDINGS,
   LIMIT_WORDINGS,
+  MISSING_STATE_WORDINGS,
   type NodeErrorKind,
   RATE_LIMIT_PATTERN,
   REVERT_WORDINGS,
@@ -57,6 +58,19 @@ export function classifyNodeError(message: string, code?: number, data?: unknown
   if (unsupported) return unsupported;
   if ((code !== undefined && FAULT_CODES.has(code)) || match(FAULT_WORDINGS, [message])) return "fault";
   return "other";
+}
+
+/**
+ * Whether a node's error answer says it no longer holds the state of the block asked (a pruned
+ * node); a revert is never that, whatever its reason says.
+ */
+export function isMissingState(message: string, code?: number, data?: unknown): boolean {
+  if (classifyNodeError(message, code, data) === "reverted") return false;
+  for (const row of MISSING_STATE_WORDINGS) {
+    const found = row.pattern.exec(message);
+    if (found) return row.missing ? row.missing(found) : true;
+  }
+  return false;
 }
 
 /** A fault that is the node refusing to work (HTTP 429, -32005 "limit exceeded", a provider's rate limit): nothing was run. */

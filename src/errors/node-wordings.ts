@@ -224,3 +224,33 @@ export const FAULT_WORDINGS: readonly Wording[] = [
  */
 export const RATE_LIMIT_PATTERN =
   /rate limit|too many requests|exceeded .*capacity|^limit exceeded$|request rate|compute units|throttl/i;
+
+/**
+ * What a read at an old block answers where the node no longer holds that block's state (a pruned
+ * node): `missing` says, from the numbers a wording carries, whether it is that or a block the node
+ * has not reached yet (anvil words both alike). Tried only after the revert wordings.
+ */
+export interface StateWording {
+  readonly from: string;
+  readonly pattern: RegExp;
+  readonly missing?: (match: RegExpExecArray) => boolean;
+}
+
+export const MISSING_STATE_WORDINGS: readonly StateWording[] = [
+  { from: "geth 1.14 hash scheme (trie node gone)", pattern: /missing trie node/i },
+  {
+    from: "geth 1.14 path scheme, and its tracers",
+    pattern: /historical state .*not available|required historical state unavailable/i,
+  },
+  {
+    from: "reth 1.x (`State at block #N is pruned`; code 4444 `pruned history unavailable`), Erigon 3",
+    pattern: /\bpruned\b/i,
+  },
+  { from: "Besu 24.x WORLD_STATE_UNAVAILABLE", pattern: /world state (is )?unavailable/i },
+  { from: "Nethermind 1.2x", pattern: /no state available/i },
+  {
+    from: "anvil 1.7 --prune-history (read here): the same words for a block not mined yet",
+    pattern: /BlockOutOfRangeError: block height is (\d+) but requested was (\d+)/,
+    missing: (m) => Number(m[2]) < Number(m[1]),
+  },
+];

@@ -75,6 +75,11 @@ export function upstreamUnavailable(detail: string, cause?: unknown): ChaingateE
   return new ChaingateError(`Upstream unavailable: ${detail}`, { code: "UPSTREAM_UNAVAILABLE", cause });
 }
 
+/** No upstream of the chain holds the state of the block a read asked for (every one is pruned past it). */
+export function stateUnavailable(detail: string): ChaingateError {
+  return new ChaingateError(`State unavailable: ${detail}`, { code: "STATE_UNAVAILABLE" });
+}
+
 /** A consensus asked of a call that cannot have one, or more upstreams than the chain has. */
 export function invalidConsensus(detail: string): ChaingateError {
   return new ChaingateError(detail, { code: "INVALID_CONSENSUS" });

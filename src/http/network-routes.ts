@@ -29,6 +29,10 @@ const Upstream = Type.Object({
   latency_ms: Type.Union([Type.Number(), Type.Null()], { description: "of its last head read" }),
   answered: Type.Integer(),
   faults: Type.Integer(),
+  oldest_state_block: Type.Integer({
+    description:
+      "the oldest block whose state it holds, as probed or learnt from its answers (0: every block it was asked; a pruned node's is higher)",
+  }),
 });
 
 const Network = Type.Object({
@@ -81,6 +85,7 @@ export const networkRoutes: FastifyPluginAsync<NetworkRoutesOptions> = async (ap
           latency_ms: s.latencyMs,
           answered: s.answered,
           faults: s.faults,
+          oldest_state_block: s.oldestState,
         })),
         embedded: embedded?.(chain.chainId) ?? null,
       })),

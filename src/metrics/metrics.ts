@@ -108,6 +108,11 @@ export class Metrics {
         (s) => s.hedgeWins,
       ],
       [
+        "chaingate_upstream_oldest_state_block",
+        "The oldest block whose state each upstream holds, as probed or learnt from its answers (0: every block asked)",
+        (s) => s.oldestState,
+      ],
+      [
         "chaingate_upstream_quarantined",
         "1 when the upstream answers another chain id (it is never served from)",
         (s) => (s.status === "quarantined" ? 1 : 0),

@@ -5,7 +5,7 @@ import { CLIENT_METHODS } from "./method-rows-client.js";
 import { SIGNER_METHODS } from "./method-rows-custody.js";
 import { NAMESPACE_METHODS } from "./method-rows-namespaces.js";
 import { SPEC_METHODS } from "./method-rows-spec.js";
-import type { MethodSpec, Row } from "./method-spec.js";
+import { block, type MethodSpec, type Row } from "./method-spec.js";
 
 export type { CachePolicy, MethodHandler, MethodSpec, MethodTrait, ParamSpec } from "./method-spec.js";
 
@@ -37,9 +37,11 @@ export const METHODS_BY_NAME: ReadonlyMap<string, MethodSpec> = new Map(METHODS.
 const PLAIN: CallTraits = { behind: false, send: false, shared: false, pure: false };
 
 const CALL_TRAITS: ReadonlyMap<string, CallTraits> = new Map(
-  METHODS.map(({ name, traits, handler, cache }) => [
+  METHODS.map(({ name, traits, handler, cache, params }) => [
     name,
     {
+      // The rows' shared state-at param (`block`, "latest" when left out): a block whose state the call reads.
+      stateAt: params.indexOf(block) >= 0 ? params.indexOf(block) : undefined,
       behind: traits.has("behind"),
       send: traits.has("send"),
       shared: traits.has("shared"),

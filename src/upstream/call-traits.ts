@@ -9,6 +9,8 @@ export interface CallTraits {
   readonly shared: boolean;
   /** A read with no effect anywhere (a cacheable or shared read): it may be asked of two upstreams at once (hedged). */
   readonly pure: boolean;
+  /** The position of the param naming the block whose state the call reads (a pruned node may not hold it); undefined when none. */
+  readonly stateAt?: number | undefined;
 }
 
 export type TraitsOf = (method: string) => CallTraits;

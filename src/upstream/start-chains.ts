@@ -1,6 +1,7 @@
 /** Start-up of every configured chain: upstream pools resolved, heads polled and pushed, readiness watched. */
 import type { Config } from "../config/config.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
+import { startPeriodic } from "../lifecycle/periodic-task.js";
 import type { Lifecycle } from "../lifecycle/shutdown.js";
 import type { TraitsOf } from "./call-traits.js";
 import { type Chain, ChainRegistry } from "./chain-registry.js";
@@ -90,10 +91,35 @@ export async function startChains(
       code: "CHAIN_ID_MISMATCH",
     });
   }
+  probeHistories(list, deps);
   const registry = new ChainRegistry(list, config.homeChainId ?? list[0]!.chainId);
   const readiness = new ReadinessMonitor(registry, 1_000, logger);
   await readiness.check();
   readiness.start();
   shutdown.add("readiness", () => readiness.stop());
   return { list, registry, readiness };
+}
+
+/** A pruned node's oldest block moves up as its chain grows: probed again this often. */
+const HISTORY_PROBE_MS = 10 * 60_000;
+
+/**
+ * Where a chain has two or more upstreams, each one's oldest block with state is probed once its
+ * head is known, then every few minutes, so reads at old blocks go where the state is (decision
+ * 151). A chain with one upstream has nowhere else to send them: it learns from answers alone.
+ */
+function probeHistories(list: readonly Chain[], deps: Lifecycle): void {
+  const routed = list.filter((c) => c.pool.upstreams.length >= 2);
+  if (routed.length === 0) return;
+  const probe = async () => {
+    await Promise.all(
+      routed.map(async (c) => {
+        // The search runs up to each upstream's own head: it is read first.
+        await c.pool.pollHeads().catch(() => undefined);
+        await c.pool.probeHistory();
+      }),
+    );
+  };
+  probe().catch((error: unknown) => deps.logger.warn({ err: error }, "probing upstream histories failed"));
+  startPeriodic({ name: "upstream history probe", everyMs: HISTORY_PROBE_MS, run: probe }, deps);
 }

@@ -1,7 +1,13 @@
 /** The nodes of one chain: picks a healthy one per call and fails over only on faults. */
 import { type Hex, keccak256 } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { UpstreamRateLimited, upstreamUnavailable } from "../errors/rpc-errors.js";
+import { isMissingState } from "../errors/node-errors.js";
+import {
+  NodeRpcError,
+  stateUnavailable,
+  UpstreamRateLimited,
+  upstreamUnavailable,
+} from "../errors/rpc-errors.js";
 import type { TraitsOf } from "./call-traits.js";
 import { HttpUpstream, type UpstreamCall } from "./http-upstream.js";
 import { JsonText } from "./json-text.js";
@@ -44,6 +50,8 @@ interface Member {
   /** Times this upstream was asked as the second half of a hedged read, and answered it first. */
   hedges: number;
   hedgeWins: number;
+  /** The oldest block whose state it holds, as probed or learnt from its answers (0: all it was asked, or not known). */
+  oldestState: number;
 }
 
 export interface UpstreamStats {
@@ -60,6 +68,8 @@ export interface UpstreamStats {
   /** Hedged reads this upstream was asked as the second upstream, and those it answered first. */
   hedges: number;
   hedgeWins: number;
+  /** The oldest block whose state it holds as far as chaingate knows (0: every block it was asked). */
+  oldestState: number;
 }
 
 /** Hedged reads of a chain: off, after a fixed delay, or (`{}`) after the first upstream's observed p90. */
@@ -74,6 +84,18 @@ const LATENCY_SAMPLES = 64;
 const HEDGE_DEFAULT_MS = 250;
 /** No hedge sooner than this: below it a second request only doubles the load. */
 const HEDGE_MIN_MS = 10;
+
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+const toHex = (n: number) => `0x${n.toString(16)}`;
+
+/** A block param as a number where it names one ("0x1a", "earliest", EIP-1898's {blockNumber}); undefined for tags and hashes. */
+export function blockNumberOf(param: unknown): number | undefined {
+  if (param === "earliest") return 0;
+  const text =
+    typeof param === "object" && param !== null ? (param as { blockNumber?: unknown }).blockNumber : param;
+  if (typeof text !== "string" || !/^0x[0-9a-fA-F]{1,13}$/.test(text)) return undefined;
+  return Number.parseInt(text.slice(2), 16);
+}
 
 function p90(samples: readonly number[]): number | undefined {
   if (samples.length < 8) return undefined;
@@ -167,6 +189,7 @@ export class UpstreamPool {
         latencies: [],
         hedges: 0,
         hedgeWins: 0,
+        oldestState: 0,
       } satisfies Member;
     });
   }
@@ -284,6 +307,7 @@ export class UpstreamPool {
       latencyMs: m.latencyMs === undefined ? null : Math.round(m.latencyMs * 10) / 10,
       hedges: m.hedges,
       hedgeWins: m.hedgeWins,
+      oldestState: m.oldestState,
     }));
   }
 
@@ -334,14 +358,20 @@ export class UpstreamPool {
    * first that knows answers; what they say otherwise changes nothing, the first answer stands.
    */
   async call(call: UpstreamCall): Promise<unknown> {
-    const members = this.serving(call.method, this.order(Date.now()));
+    let members = this.serving(call.method, this.order(Date.now()));
     const traits = this.traits(call.method);
     if (BROADCAST.has(call.method) && members.length >= 2) return this.broadcast(call, members);
+    const at = traits.stateAt === undefined ? undefined : blockNumberOf(call.params[traits.stateAt]);
+    if (at !== undefined) {
+      // Only the members not known to be pruned past the block hold its state (decision 151).
+      members = members.filter((m) => m.oldestState <= at);
+      if (members.length === 0) throw this.missingState(at);
+    }
     if (traits.pure && !traits.behind && members.length >= 2) {
       const delay = this.hedgeDelay(members[0]!);
-      if (delay !== undefined) return this.hedged(call, members, delay);
+      if (delay !== undefined) return this.hedged(call, members, delay, at);
     }
-    return this.ask(call, members);
+    return at === undefined ? this.ask(call, members) : this.askAt(call, members, at);
   }
 
   /**
@@ -422,7 +452,7 @@ export class UpstreamPool {
    * own error answer ends it (another node would say the same); a fault asks the second at once;
    * when both fail, the rest are asked in turn. The aborted half says nothing of its node.
    */
-  private hedged(call: UpstreamCall, members: Member[], delay: number): Promise<unknown> {
+  private hedged(call: UpstreamCall, members: Member[], delay: number, at?: number): Promise<unknown> {
     const [first, second, ...rest] = members as [Member, Member, ...Member[]];
     const aborts = [new AbortController(), new AbortController()];
     return new Promise((resolve, reject) => {
@@ -430,6 +460,7 @@ export class UpstreamPool {
       let secondAsked = false;
       let hedging = false;
       let failures = 0;
+      let missing = 0;
       let lastFault: unknown;
       const settle = (i: number) => {
         settled = true;
@@ -451,17 +482,31 @@ export class UpstreamPool {
           },
           (error: unknown) => {
             if (settled) return;
-            if (!(error instanceof ChaingateError) || !error.failover) {
+            // A node pruned past the block is no fault, and no answer either: the other is asked.
+            const pruned = at !== undefined && this.saysMissing(member, error, at);
+            if (!pruned && (!(error instanceof ChaingateError) || !error.failover)) {
               settle(i);
               member.answered++;
               reject(error);
               return;
             }
-            this.fault(member, error);
-            lastFault = error;
+            if (pruned) {
+              member.answered++;
+              member.oldestState = Math.max(member.oldestState, at + 1);
+              missing++;
+            } else {
+              this.fault(member, error);
+              lastFault = error;
+            }
             if (++failures === 2) {
               settled = true;
-              this.ask(call, rest, lastFault).then(resolve, reject);
+              const next =
+                at === undefined
+                  ? this.ask(call, rest, lastFault)
+                  : rest.length > 0
+                    ? this.askAt(call, rest, at)
+                    : Promise.reject(missing === 2 ? this.missingState(at) : lastFault);
+              next.then(resolve, reject);
             } else if (i === 0) askSecond(false);
           },
         );
@@ -477,6 +522,84 @@ export class UpstreamPool {
       const timer = setTimeout(() => askSecond(true), delay);
       attempt(first, 0);
     });
+  }
+
+  /**
+   * A read of the state at block `at` (decision 151), asked of `holding` (the members not known to
+   * be pruned past it) in turn: a member that answers it no longer holds that state is marked so
+   * and the next is asked. With none left, STATE_UNAVAILABLE names each member's oldest block
+   * instead of a node's raw words.
+   */
+  private async askAt(call: UpstreamCall, holding: Member[], at: number): Promise<unknown> {
+    let pruned = 0;
+    for (const [i, member] of holding.entries()) {
+      try {
+        return await this.ask(call, [member]);
+      } catch (error) {
+        if (!this.saysMissing(member, error, at)) {
+          // A fault of this member was already cooled by ask: the next may answer.
+          if (error instanceof ChaingateError && error.failover && i < holding.length - 1) continue;
+          throw error;
+        }
+        member.oldestState = Math.max(member.oldestState, at + 1);
+        pruned++;
+      }
+    }
+    if (pruned === holding.length) throw this.missingState(at);
+    throw upstreamUnavailable(`no upstream answered ${call.method} at block ${at}`);
+  }
+
+  private missingState(at: number): ChaingateError {
+    return stateUnavailable(
+      `no upstream of chain ${this.chainId} holds the state of block ${at} (${this.members
+        .map((m) => `${m.upstream.label}: ${m.oldestState > 0 ? `oldest ${m.oldestState}` : "not known"}`)
+        .join("; ")}); an archive upstream serves it`,
+    );
+  }
+
+  /**
+   * Whether `error` is `member` saying it no longer holds the state at `at`: a pruned node's
+   * wording, or geth's "header not found" for a block at or below the head it reported.
+   */
+  private saysMissing(member: Member, error: unknown, at: number): boolean {
+    if (!(error instanceof NodeRpcError)) return false;
+    if (isMissingState(error.message, error.rpcCode, error.data)) return true;
+    return /header not found/i.test(error.message) && member.head !== undefined && at <= member.head;
+  }
+
+  /**
+   * Finds each verified member's oldest block with state (a binary search of eth_getBalance of the
+   * zero address between block 0 and its head), for routing reads at old blocks before a pruned
+   * node is asked. Best effort: a member that faults keeps what was known.
+   */
+  async probeHistory(): Promise<void> {
+    await Promise.all(
+      this.members.map(async (member) => {
+        if (!this.usable(member) || member.head === undefined) return;
+        const holds = async (block: number): Promise<boolean | undefined> => {
+          try {
+            await member.upstream.call({ method: "eth_getBalance", params: [ZERO_ADDRESS, toHex(block)] });
+            return true;
+          } catch (error) {
+            return error instanceof NodeRpcError && isMissingState(error.message, error.rpcCode, error.data)
+              ? false
+              : undefined;
+          }
+        };
+        const head = member.head;
+        if ((await holds(0)) !== false || (await holds(head)) !== true) return;
+        let low = 1;
+        let high = head;
+        while (low < high) {
+          const mid = Math.floor((low + high) / 2);
+          const found = await holds(mid);
+          if (found === undefined) return;
+          if (found) high = mid;
+          else low = mid + 1;
+        }
+        member.oldestState = Math.max(member.oldestState, low);
+      }),
+    );
   }
 
   /** The plain failover loop over `members` (see `call`); `lastFault` is what was met before it. */
