@@ -6,7 +6,8 @@
  * rounds (BENCH_ROUNDS, 4):
  *   A: through chaingate with both upstreams, hedging as configured by default;
  *   B: straight to the fast upstream (what a client of the fast node alone sees);
- * and once per round, for context, chaingate with `"hedge": false`.
+ * and once per round, for context, chaingate with `"hedge": false`, and chaingate in front of the
+ * fast upstream alone (what chaingate itself adds, with no slow upstream to hedge around).
  * Target: chaingate's p99 <= 1.5 x the fast upstream's p99 + 5 ms (on all rounds' samples, and
  * reported per round). Each process is its own (anvil, the proxies, chaingate), so the bench's
  * client is not charged to them.
@@ -133,21 +134,30 @@ try {
     startProxy(anvil.url, SLOW_MS, SLOW_EVERY),
     startProxy(anvil.url, 0, 0),
   ]);
-  const [hedging, plain] = await Promise.all([
+  const [hedging, plain, alone] = await Promise.all([
     gateway([slow, fast], "hedging"),
     gateway([slow, fast], "plain", false),
+    gateway([fast], "alone"),
   ]);
   // Warm-up: connections, JIT, and the slow upstream's p90 (64 answers) learnt.
   await measure(hedging.url, 300);
   await measure(plain.url, 100);
+  await measure(alone.url, 100);
   await measure(fast, 300);
-  const all = { chaingate: [] as number[], fast: [] as number[], unhedged: [] as number[] };
+  const all = {
+    chaingate: [] as number[],
+    fast: [] as number[],
+    unhedged: [] as number[],
+    fastOnly: [] as number[],
+  };
   const rounds: { chaingate_p99: number; fast_p99: number; target_ms: number; met: boolean }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? (["A", "B"] as const) : (["B", "A"] as const);
     const got: Record<"A" | "B", number[]> = { A: [], B: [] };
     for (const side of order) got[side] = await measure(side === "A" ? hedging.url : fast, READS);
     const unhedged = await measure(plain.url, Math.round(READS / 4));
+    const fastOnly = await measure(alone.url, Math.round(READS / 2));
+    all.fastOnly.push(...fastOnly);
     all.chaingate.push(...got.A);
     all.fast.push(...got.B);
     all.unhedged.push(...unhedged);
@@ -177,6 +187,10 @@ try {
     chaingate: { p50_ms: ms(pct(all.chaingate, 0.5)), p99_ms: ms(pct(all.chaingate, 0.99)) },
     fast_upstream: { p50_ms: ms(pct(all.fast, 0.5)), p99_ms: ms(pct(all.fast, 0.99)) },
     hedge_off: { p50_ms: ms(pct(all.unhedged, 0.5)), p99_ms: ms(pct(all.unhedged, 0.99)) },
+    chaingate_before_fast_upstream_alone: {
+      p50_ms: ms(pct(all.fastOnly, 0.5)),
+      p99_ms: ms(pct(all.fastOnly, 0.99)),
+    },
     target_ms: ms(target),
     target_met: pct(all.chaingate, 0.99) <= target,
     per_round: rounds,

@@ -83,7 +83,7 @@ const LATENCY_SAMPLES = 64;
 /** The wait before a hedge while an upstream has answered too few calls to know its p90. */
 const HEDGE_DEFAULT_MS = 250;
 /** No hedge sooner than this: below it a second request only doubles the load. */
-const HEDGE_MIN_MS = 10;
+const HEDGE_MIN_MS = 3;
 
 const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 const toHex = (n: number) => `0x${n.toString(16)}`;
