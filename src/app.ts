@@ -112,9 +112,49 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One line per request, on the fast path too, written in batches (decision 102).
   const accessLog = config.logRequests ? AccessLog.of(deps.logger) : undefined;
   const inFlight = new RequestsInFlight(config.limits.concurrentPerKey, deps.share);
-  const app = Fastify({
-    serverFactory: serverWithFastPath(() => fastPath),
-    loggerInstance: deps.logger as FastifyBaseLogger,
+  const app = createFastify(config, deps.logger, () => fastPath);
+  useBrowserGuard(app, {
+    keys: deps.keys,
+    listenHost: config.host,
+    vhosts: config.vhosts,
+    allowedOrigins: config.allowedOrigins,
+  });
+  useAccessControl(app, deps.keys, deps.limiters, inFlight);
+  useRequestRecords(app, deps.metrics, accessLog);
+  useErrorAnswers(app, config.bodyLimit);
+  await registerOpenApi(app);
+  const dispatcher = createDispatcher(deps);
+  // While closing, Fastify answers 503 and closes connections: every request goes to it again.
+  app.addHook("preClose", (done) => {
+    fastPath = undefined;
+    done();
+  });
+  fastPath = new ReadFastPath({
+    keys: deps.keys,
+    limiters: deps.limiters,
+    inFlight,
+    guard: { listenHost: config.host, vhosts: config.vhosts, allowedOrigins: config.allowedOrigins },
+    chains: deps.chains,
+    dispatcher,
+    metrics: deps.metrics,
+    maxResponseBytes: config.limits.responseBytes,
+    logger: deps.logger,
+    accessLog,
+  });
+  metricsRoute(app, deps.metrics);
+  await registerRoutes(app, deps, dispatcher);
+  return app;
+}
+
+/** The Fastify instance with chaingate's server (the read fast path in front), timeouts and validation. */
+function createFastify(
+  config: Config,
+  logger: Logger,
+  fastPath: () => ReadFastPath | undefined,
+): FastifyInstance {
+  return Fastify({
+    serverFactory: serverWithFastPath(fastPath),
+    loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
     requestIdHeader: "x-request-id",
     // The access log writes the request lines; Fastify's own two lines a request cost 4x the rate (#35).
@@ -135,21 +175,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
     schemaErrorFormatter: formatValidationErrors,
   });
+}
 
-  useBrowserGuard(app, {
-    keys: deps.keys,
-    listenHost: config.host,
-    vhosts: config.vhosts,
-    allowedOrigins: config.allowedOrigins,
-  });
-  useAccessControl(app, deps.keys, deps.limiters, inFlight);
+/** Each request's id header, its metric, and its access-log line. */
+function useRequestRecords(app: FastifyInstance, metrics: Metrics, accessLog: AccessLog | undefined): void {
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
   app.addHook("onResponse", async (request, reply) => {
     // The route pattern, not the URL: one series per route however many ids callers send.
     const route = request.routeOptions.url ?? "unmatched";
-    deps.metrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    metrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
     accessLog?.record({
       id: request.id,
       method: request.method,
@@ -164,14 +200,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     accessLog?.flush();
     done();
   });
+}
 
+/** Errors as problems, and unknown paths answered with the method a near miss meant. */
+function useErrorAnswers(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error, request, reply) => {
-    const translated = fromFastifyError(error, config.bodyLimit);
+    const translated = fromFastifyError(error, bodyLimit);
     const problem = problemOf(translated);
     if (problem.status >= 500) request.log.error({ err: error }, "request failed");
     reply.code(problem.status).type("application/problem+json").send(problem);
   });
-
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split("?")[0] ?? request.url;
     const name = path.replace(/^\//, "");
@@ -197,9 +235,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         ),
       );
   });
+}
 
-  await registerOpenApi(app);
-  const dispatcher = new RpcDispatcher({
+/** The JSON-RPC dispatcher with the caller's budgets, the method policy and the fair share of node calls. */
+function createDispatcher(deps: AppDeps): RpcDispatcher {
+  const { config } = deps;
+  return new RpcDispatcher({
     filters: deps.filters,
     logs: deps.logs,
     cache: deps.cache,
@@ -217,23 +258,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       queue: Number.MAX_SAFE_INTEGER,
     }),
   });
-  // While closing, Fastify answers 503 and closes connections: every request goes to it again.
-  app.addHook("preClose", (done) => {
-    fastPath = undefined;
-    done();
-  });
-  fastPath = new ReadFastPath({
-    keys: deps.keys,
-    limiters: deps.limiters,
-    inFlight,
-    guard: { listenHost: config.host, vhosts: config.vhosts, allowedOrigins: config.allowedOrigins },
-    chains: deps.chains,
-    dispatcher,
-    metrics: deps.metrics,
-    maxResponseBytes: config.limits.responseBytes,
-    logger: deps.logger,
-    accessLog,
-  });
+}
+
+/** GET /metrics: every tenant's traffic and the operator's upstreams, for admin keys (anyone in keyless mode). */
+function metricsRoute(app: FastifyInstance, metrics: Metrics): void {
   app.get(
     "/metrics",
     {
@@ -250,12 +278,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
       },
     },
-    // Every tenant's traffic, and the operator's upstreams: for admin keys (anyone in keyless mode).
     async (request, reply) => {
       requireAdmin(request, "/metrics covers every tenant and upstream: it needs an admin API key");
-      return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
     },
   );
+}
+
+/** The WebSocket endpoint and every route plugin, each with what it needs of the dependencies. */
+async function registerRoutes(app: FastifyInstance, deps: AppDeps, dispatcher: RpcDispatcher): Promise<void> {
+  const { config } = deps;
   await registerWebSocket(app, {
     chains: deps.chains,
     dispatcher,
@@ -304,7 +336,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(consoleRoutes);
   await app.register(healthRoutes, { readiness: deps.readiness, startedAt: Date.now() });
-  return app;
 }
 
 /** One token of the caller's budget for `group` (their key's, or their address's without keys); RATE_LIMITED when none is left. */

@@ -18,7 +18,7 @@ import { devnetFunder } from "./devnet/fund-addresses.js";
 import { startFilters } from "./filters/start-filters.js";
 import { signatureGuard } from "./keys/checked-signer.js";
 import { startPeriodic } from "./lifecycle/periodic-task.js";
-import { createShutdown } from "./lifecycle/shutdown.js";
+import { createShutdown, type Lifecycle } from "./lifecycle/shutdown.js";
 import { createLogger } from "./logging/create-logger.js";
 import { memberOperations } from "./members/member-operations.js";
 import { MemberService } from "./members/member-service.js";
@@ -44,7 +44,7 @@ import type { TransactionTracker } from "./tx/transaction-tracker.js";
 import { transferOperations } from "./tx/transfer-operations.js";
 import type { ChainRegistry } from "./upstream/chain-registry.js";
 import { chainTrust } from "./upstream/chain-trust.js";
-import { chainEntries, startChains } from "./upstream/start-chains.js";
+import { chainEntries, type StartedChains, startChains } from "./upstream/start-chains.js";
 import { startWallets } from "./wallets/start-wallets.js";
 import type { WalletService } from "./wallets/wallet-service.js";
 import { startWebhooks } from "./webhooks/start-webhooks.js";
@@ -91,151 +91,32 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
       life,
       upstreamTraitsOf,
     );
-    const { registry: chains, readiness } = started;
+    const chains = started.registry;
     const store = await openConfiguredStore(config, life);
-    // Per-key limits are divided among the instances alive on the store (their heartbeats).
-    const registry = new InstanceRegistry(store);
-    await registry.beat();
-    const slots = new HeldSlots(store, registry);
-    // A signature that does not recover to its address is refused where it is made; it is told here.
-    signatureGuard.listen((address, detail) => {
-      logger.error(
-        { address, detail },
-        "signature mismatch: refused, and the address held until a self-test",
-      );
-      appendAudit(store.db, {
-        apiKeyId: null,
-        operation: "signature_check",
-        decision: "denied",
-        address,
-        rule: "signature_mismatch",
-        detail: { reason: detail },
-      }).catch((error: unknown) => logger.warn({ err: error }, "could not audit a signature mismatch"));
-    });
-    startPeriodic(
-      {
-        name: "instance heartbeat",
-        everyMs: HEARTBEAT_MS,
-        run: async () => {
-          await registry.beat();
-          if (store.bus.shared) await slots.prune();
-        },
-      },
-      life,
-    );
-    shutdown.add("instance registry", () => registry.leave());
-    const share = (cap: number) => registry.share(cap);
+    const instance = await joinInstances(store, life);
+    auditSignatureMismatches(store, logger);
     // Instances on one store share their heads: none answers below one another has served.
     for (const chain of started.list) {
       const stop = chain.head?.shareThrough(store.bus, chain.chainId);
       if (stop) shutdown.add(`head sharing ${chain.chainId}`, stop);
     }
-    const { filters, logs, hub, resumable } = await startFilters(config, { store, chains, share, ...life });
-    const funder = devnet && config.devnet.fundWallets ? devnetFunder(chains) : undefined;
-    const { wallets, deriver, hsm } = startWallets(config, {
+    const services = await startServices(config, { store, chains, started, devnet, instance, ...life });
+    const movers = await startValueMovers(config, options, {
       store,
-      onAddressesCreated: funder,
-      readiness,
+      chains,
+      services,
+      embedded: devnet !== undefined,
       ...life,
     });
-    const custody = startCustody(config, { store, wallets, readiness, instanceId: registry.id, ...life });
-    // Unattended addresses can always be re-signed for a fee bump, with no unlock in memory.
-    const fallbackSigner = (address: string) => custody.unattendedSigner(address).catch(() => undefined);
-    const { webhooks, balances } = startWebhooks(config, { store, chains, ...life });
-    const { fees, pipeline, idempotency, transactions, tracker, policies, guard, filler, authorizations } =
-      startTransactions(config, {
-        store,
-        chains,
-        wallets,
-        fallbackSigner,
-        ...life,
-      });
-
-    const embedded = devnet !== undefined;
-    const deploy = options.deployContracts === true;
-    const { system, systemOf } = await resolveSystemContracts({
-      config,
+    const app = await startHttp(config, options, {
+      store,
       chains,
-      pipeline,
-      logger,
-      embedded,
-      deploy,
-      hsm,
-    });
-    // Transports through chaingate's own endpoint are judged by whom they reach.
-    if (system) guard.isEndpoint = (_chainId, address) => address === system.endpoint.toLowerCase();
-    const members = new MemberService({ store, chains, pipeline, system: systemOf });
-    const tokens = new TokenService({ pipeline, system: systemOf });
-    const transports = new TransportService({ store, chains, members, tokens, system: systemOf });
-    const run = options.relay !== false;
-    const lanes = new LaneLimits(store);
-    const relayer = startRelayer(config, { store, chains, pipeline, system, lanes, run, ...life });
-
-    const keys = new KeyRing(new ApiKeyStore(store));
-    await keys.start();
-    shutdown.add("key ring", () => keys.stop());
-    if (options.listen !== false) await assertSafeListen(config, keys);
-
-    const cache = new ResponseCache(config.cacheBytes);
-    // A chain that went back may differ anywhere, even in blocks cached as final.
-    for (const chain of started.list) chain.head?.onReset(() => cache.clear());
-    const nodeAccounts = config.custody.nodeAccounts && embedded;
-    const app = await buildApp({
-      ...{
-        config,
-        logger,
-        store,
-        chains,
-        filters,
-        logs,
-        wallets,
-        transactions,
-        custody,
-        cache,
-        hub,
-        resumable,
-      },
-      ...{ idempotency, keys, readiness, policies, webhooks, balances, lanes },
-      signer: new SignerMethods({
-        accounts: custody,
-        pipeline,
-        fees,
-        idempotency,
-        filters,
-        nodeAccounts,
-        guard,
-        syncSend: config.syncSend,
-        filler,
-        authorizations,
-        store,
-        chains,
-      }),
-      metrics: new Metrics({
-        chains,
-        store,
-        cache,
-        hub,
-        deriver,
-        quorumOf: (chainId) => chainTrust(config, chainId).quorum,
-      }),
-      operations: [
-        ...transferOperations(store),
-        ...memberOperations(members),
-        ...tokenOperations({ wallets, chains, tokens }),
-        ...transportOperations({ wallets, chains, transports, store }),
-      ],
-      ...(devnet ? { embedded: (chainId: number) => devnet.nodeStatus(chainId) } : {}),
-      limiters: {
-        withKeys: new RateLimiter(config.rateLimits, Date.now, share),
-        withoutKeys: new RateLimiter(config.rateLimitsWithoutKeys, Date.now, share),
-      },
-      share,
-      slots,
-    });
-    shutdown.add("http", async () => {
-      // Stop accepting, let in-flight requests finish, but only for so long.
-      const cut = setTimeout(() => app.server.closeAllConnections(), config.shutdownTimeoutMs);
-      await app.close().finally(() => clearTimeout(cut));
+      started,
+      devnet,
+      instance,
+      services,
+      movers,
+      ...life,
     });
     const url = options.listen === false ? "" : await app.listen({ port: config.port, host: config.host });
     if (options.listen === false) await app.ready();
@@ -244,23 +125,199 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const stop = () => shutdown.run();
     return {
       app,
-      wallets,
-      pipeline,
-      tracker,
+      wallets: services.wallets,
+      pipeline: services.tx.pipeline,
+      tracker: services.tx.tracker,
       url,
       config,
       chains,
       store,
       devnet,
-      system,
-      relayer,
-      registry,
+      system: movers.system,
+      relayer: movers.relayer,
+      registry: instance.registry,
       stop,
     };
   } catch (error) {
     await shutdown.run();
     throw error;
   }
+}
+
+interface Instance {
+  registry: InstanceRegistry;
+  slots: HeldSlots;
+  /** This instance's share of a per-key cap. */
+  share: (cap: number) => number;
+}
+
+/** This instance's heartbeat on the store: per-key limits are divided among the instances alive on it. */
+async function joinInstances(store: Store, life: Lifecycle): Promise<Instance> {
+  const registry = new InstanceRegistry(store);
+  await registry.beat();
+  const slots = new HeldSlots(store, registry);
+  startPeriodic(
+    {
+      name: "instance heartbeat",
+      everyMs: HEARTBEAT_MS,
+      run: async () => {
+        await registry.beat();
+        if (store.bus.shared) await slots.prune();
+      },
+    },
+    life,
+  );
+  life.shutdown.add("instance registry", () => registry.leave());
+  return { registry, slots, share: (cap: number) => registry.share(cap) };
+}
+
+/** A signature that does not recover to its address is refused where it is made; it is logged and audited here. */
+function auditSignatureMismatches(store: Store, logger: Logger): void {
+  signatureGuard.listen((address, detail) => {
+    logger.error({ address, detail }, "signature mismatch: refused, and the address held until a self-test");
+    appendAudit(store.db, {
+      apiKeyId: null,
+      operation: "signature_check",
+      decision: "denied",
+      address,
+      rule: "signature_mismatch",
+      detail: { reason: detail },
+    }).catch((error: unknown) => logger.warn({ err: error }, "could not audit a signature mismatch"));
+  });
+}
+
+interface StartDeps extends Lifecycle {
+  store: Store;
+  chains: ChainRegistry;
+  started: StartedChains;
+  devnet: Devnet | undefined;
+  instance: Instance;
+}
+
+type Services = Awaited<ReturnType<typeof startServices>>;
+
+/** Filters, wallets, custody, webhooks and transactions: the subsystems every route stands on. */
+async function startServices(config: Config, deps: StartDeps) {
+  const { store, chains, started, devnet, instance, logger, shutdown } = deps;
+  const life = { logger, shutdown };
+  const { filters, logs, hub, resumable } = await startFilters(config, {
+    store,
+    chains,
+    share: instance.share,
+    ...life,
+  });
+  const funder = devnet && config.devnet.fundWallets ? devnetFunder(chains) : undefined;
+  const { wallets, deriver, hsm } = startWallets(config, {
+    store,
+    onAddressesCreated: funder,
+    readiness: started.readiness,
+    ...life,
+  });
+  const custody = startCustody(config, {
+    store,
+    wallets,
+    readiness: started.readiness,
+    instanceId: instance.registry.id,
+    ...life,
+  });
+  // Unattended addresses can always be re-signed for a fee bump, with no unlock in memory.
+  const fallbackSigner = (address: string) => custody.unattendedSigner(address).catch(() => undefined);
+  const { webhooks, balances } = startWebhooks(config, { store, chains, ...life });
+  const tx = startTransactions(config, { store, chains, wallets, fallbackSigner, ...life });
+  return { filters, logs, hub, resumable, wallets, deriver, hsm, custody, webhooks, balances, tx };
+}
+
+/** chaingate's contracts, then members, tokens, transports and the relayer that move value through them. */
+async function startValueMovers(
+  config: Config,
+  options: RuntimeOptions,
+  deps: Lifecycle & { store: Store; chains: ChainRegistry; services: Services; embedded: boolean },
+) {
+  const { store, chains, services, embedded, logger, shutdown } = deps;
+  const { pipeline, guard } = services.tx;
+  const { system, systemOf } = await resolveSystemContracts({
+    config,
+    chains,
+    pipeline,
+    logger,
+    embedded,
+    deploy: options.deployContracts === true,
+    hsm: services.hsm,
+  });
+  // Transports through chaingate's own endpoint are judged by whom they reach.
+  if (system) guard.isEndpoint = (_chainId, address) => address === system.endpoint.toLowerCase();
+  const members = new MemberService({ store, chains, pipeline, system: systemOf });
+  const tokens = new TokenService({ pipeline, system: systemOf });
+  const transports = new TransportService({ store, chains, members, tokens, system: systemOf });
+  const lanes = new LaneLimits(store);
+  const run = options.relay !== false;
+  const relayer = startRelayer(config, { store, chains, pipeline, system, lanes, run, logger, shutdown });
+  return { system, members, tokens, transports, lanes, relayer };
+}
+
+/** API keys, the response cache and the HTTP application with every route; stopped first on shutdown. */
+async function startHttp(
+  config: Config,
+  options: RuntimeOptions,
+  deps: StartDeps & { services: Services; movers: Awaited<ReturnType<typeof startValueMovers>> },
+): Promise<FastifyInstance> {
+  const { store, chains, started, devnet, instance, services, movers, logger, shutdown } = deps;
+  const { wallets, custody, filters } = services;
+  const { fees, pipeline, idempotency, transactions, policies, guard, filler, authorizations } = services.tx;
+  const keys = new KeyRing(new ApiKeyStore(store));
+  await keys.start();
+  shutdown.add("key ring", () => keys.stop());
+  if (options.listen !== false) await assertSafeListen(config, keys);
+  const cache = new ResponseCache(config.cacheBytes);
+  // A chain that went back may differ anywhere, even in blocks cached as final.
+  for (const chain of started.list) chain.head?.onReset(() => cache.clear());
+  const signer = new SignerMethods({
+    accounts: custody,
+    pipeline,
+    fees,
+    idempotency,
+    filters,
+    nodeAccounts: config.custody.nodeAccounts && devnet !== undefined,
+    guard,
+    syncSend: config.syncSend,
+    filler,
+    authorizations,
+    store,
+    chains,
+  });
+  const metrics = new Metrics({
+    chains,
+    store,
+    cache,
+    hub: services.hub,
+    deriver: services.deriver,
+    quorumOf: (chainId) => chainTrust(config, chainId).quorum,
+  });
+  const app = await buildApp({
+    ...{ config, logger, store, chains, filters, logs: services.logs, wallets, transactions, custody },
+    ...{ cache, hub: services.hub, resumable: services.resumable, signer, metrics },
+    ...{ idempotency, keys, readiness: started.readiness, policies, lanes: movers.lanes },
+    ...{ webhooks: services.webhooks, balances: services.balances },
+    operations: [
+      ...transferOperations(store),
+      ...memberOperations(movers.members),
+      ...tokenOperations({ wallets, chains, tokens: movers.tokens }),
+      ...transportOperations({ wallets, chains, transports: movers.transports, store }),
+    ],
+    ...(devnet ? { embedded: (chainId: number) => devnet.nodeStatus(chainId) } : {}),
+    limiters: {
+      withKeys: new RateLimiter(config.rateLimits, Date.now, instance.share),
+      withoutKeys: new RateLimiter(config.rateLimitsWithoutKeys, Date.now, instance.share),
+    },
+    share: instance.share,
+    slots: instance.slots,
+  });
+  shutdown.add("http", async () => {
+    // Stop accepting, let in-flight requests finish, but only for so long.
+    const cut = setTimeout(() => app.server.closeAllConnections(), config.shutdownTimeoutMs);
+    await app.close().finally(() => clearTimeout(cut));
+  });
+  return app;
 }
 
 /** A chain's default consensus may only name plain node reads: the method table is the judge, so it is checked here, not in the config layer. */

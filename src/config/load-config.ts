@@ -8,6 +8,7 @@ import {
   DEVNET_PEER_CHAIN_ID,
   EXTRA_NAMESPACES,
   type ExtraNamespace,
+  type UpstreamConfig,
 } from "./config.js";
 import {
   checkUrl,
@@ -128,108 +129,135 @@ function readChains(raw: unknown, problems: string[]): ChainConfig[] | undefined
     problems.push("config file: chains must be a non-empty array");
     return undefined;
   }
-  const chains: ChainConfig[] = [];
-  raw.forEach((entry: unknown, i) => {
-    const where = `config file: chains[${i}]`;
-    if (typeof entry !== "object" || entry === null) {
-      problems.push(`${where} must be an object`);
-      return;
-    }
-    const { chainId, name, upstreams, finality, quorum, hedge, consensus } = entry as Record<string, unknown>;
-    for (const key of Object.keys(entry))
-      if (!CHAIN_KEYS.includes(key))
-        problems.push(`${where}: unknown key "${key}" (known: ${CHAIN_KEYS.join(", ")})`);
-    if (
-      finality !== undefined &&
-      finality !== "finalized" &&
-      (!Number.isSafeInteger(finality) || (finality as number) < 1 || (finality as number) > 100_000)
-    )
-      problems.push(
-        `${where}.finality must be "finalized" or a number of confirmations from 1 to 100000; got ${JSON.stringify(finality)}`,
-      );
-    const upstreamCount = Array.isArray(upstreams) ? upstreams.length : 0;
-    if (
-      quorum !== undefined &&
-      (!Number.isSafeInteger(quorum) || (quorum as number) < 1 || (quorum as number) > upstreamCount)
-    )
-      problems.push(
-        `${where}.quorum must be a whole number from 1 to the chain's ${upstreamCount} upstream(s); got ${JSON.stringify(quorum)}`,
-      );
-    const hedgeAfter =
-      typeof hedge === "object" && hedge !== null ? (hedge as { afterMs?: unknown }).afterMs : undefined;
-    if (
-      hedge !== undefined &&
-      hedge !== false &&
-      (typeof hedge !== "object" ||
-        hedge === null ||
-        Object.keys(hedge).some((k) => k !== "afterMs") ||
-        (hedgeAfter !== undefined &&
-          (!Number.isSafeInteger(hedgeAfter) ||
-            (hedgeAfter as number) < 1 ||
-            (hedgeAfter as number) > 60_000)))
-    )
-      problems.push(
-        `${where}.hedge must be false or {"afterMs": 1 to 60000} ({} for the upstream's observed p90); got ${JSON.stringify(hedge)}`,
-      );
-    const consensusDefaults = readConsensus(consensus, where, upstreamCount, problems);
-    if (chainId !== undefined && (!Number.isSafeInteger(chainId) || (chainId as number) <= 0)) {
-      problems.push(`${where}.chainId must be a positive integer`);
-    }
-    if (name !== undefined && typeof name !== "string") problems.push(`${where}.name must be a string`);
-    if (!Array.isArray(upstreams) || upstreams.length === 0) {
-      problems.push(`${where}.upstreams must be a non-empty array of {url, ws?, namespaces?}`);
-      return;
-    }
-    const list = upstreams.flatMap((u: unknown, j) => {
-      const url = typeof u === "string" ? u : (u as { url?: unknown } | null)?.url;
-      const ws = typeof u === "object" && u !== null ? (u as { ws?: unknown }).ws : undefined;
-      const urlProblem = typeof url === "string" ? checkUrl(url, ["http:", "https:"]) : "url is required";
-      if (urlProblem) problems.push(`${where}.upstreams[${j}]: ${urlProblem}`);
-      if (ws !== undefined) {
-        const wsProblem = typeof ws === "string" ? checkUrl(ws, ["ws:", "wss:"]) : "ws must be a string";
-        if (wsProblem) problems.push(`${where}.upstreams[${j}]: ${wsProblem}`);
-      }
-      const namespaces =
-        typeof u === "object" && u !== null ? (u as { namespaces?: unknown }).namespaces : undefined;
-      if (
-        namespaces !== undefined &&
-        (!Array.isArray(namespaces) ||
-          namespaces.some((n) => !(EXTRA_NAMESPACES as readonly unknown[]).includes(n)))
-      )
-        problems.push(
-          `${where}.upstreams[${j}].namespaces must be a list of ${EXTRA_NAMESPACES.map((n) => `"${n}"`).join(", ")}; got ${JSON.stringify(namespaces)}`,
-        );
-      if (typeof url !== "string") return [];
-      return [
-        {
-          url,
-          ...(ws === undefined ? {} : { ws: String(ws) }),
-          ...(Array.isArray(namespaces) ? { namespaces: namespaces as ExtraNamespace[] } : {}),
-        },
-      ];
-    });
-    chains.push({
-      ...(typeof chainId === "number" ? { chainId } : {}),
-      ...(typeof name === "string" ? { name } : {}),
-      upstreams: list,
-      ...(finality === "finalized" || typeof finality === "number" ? { finality } : {}),
-      ...(typeof quorum === "number" ? { quorum } : {}),
-      ...(hedge === false
-        ? { hedge: false as const }
-        : typeof hedge === "object" && hedge !== null
-          ? { hedge: typeof hedgeAfter === "number" ? { afterMs: hedgeAfter } : {} }
-          : {}),
-      ...(consensusDefaults === undefined ? {} : { consensus: consensusDefaults }),
-    });
+  const chains = raw.flatMap((entry: unknown, i) => {
+    const chain = readChain(entry, `config file: chains[${i}]`, problems);
+    return chain === undefined ? [] : [chain];
   });
   const ids = chains.flatMap((c) => (c.chainId === undefined ? [] : [c.chainId]));
   if (new Set(ids).size !== ids.length) problems.push("config file: two chains have the same chainId");
   return chains;
 }
 
+/** One entry of `chains`: every problem pushed, the entry answered when it can be used. */
+function readChain(entry: unknown, where: string, problems: string[]): ChainConfig | undefined {
+  if (typeof entry !== "object" || entry === null) {
+    problems.push(`${where} must be an object`);
+    return undefined;
+  }
+  const { chainId, name, upstreams, finality, quorum, hedge, consensus } = entry as Record<string, unknown>;
+  for (const key of Object.keys(entry))
+    if (!CHAIN_KEYS.includes(key))
+      problems.push(`${where}: unknown key "${key}" (known: ${CHAIN_KEYS.join(", ")})`);
+  if (
+    finality !== undefined &&
+    finality !== "finalized" &&
+    (!Number.isSafeInteger(finality) || (finality as number) < 1 || (finality as number) > 100_000)
+  )
+    problems.push(
+      `${where}.finality must be "finalized" or a number of confirmations from 1 to 100000; got ${JSON.stringify(finality)}`,
+    );
+  const upstreamCount = Array.isArray(upstreams) ? upstreams.length : 0;
+  if (
+    quorum !== undefined &&
+    (!Number.isSafeInteger(quorum) || (quorum as number) < 1 || (quorum as number) > upstreamCount)
+  )
+    problems.push(
+      `${where}.quorum must be a whole number from 1 to the chain's ${upstreamCount} upstream(s); got ${JSON.stringify(quorum)}`,
+    );
+  const hedgeAfter = checkHedge(hedge, where, problems);
+  const consensusDefaults = readConsensus(consensus, where, upstreamCount, problems);
+  if (chainId !== undefined && (!Number.isSafeInteger(chainId) || (chainId as number) <= 0)) {
+    problems.push(`${where}.chainId must be a positive integer`);
+  }
+  if (name !== undefined && typeof name !== "string") problems.push(`${where}.name must be a string`);
+  if (!Array.isArray(upstreams) || upstreams.length === 0) {
+    problems.push(`${where}.upstreams must be a non-empty array of {url, ws?, namespaces?}`);
+    return undefined;
+  }
+  const list = readUpstreams(upstreams, where, problems);
+  return {
+    ...(typeof chainId === "number" ? { chainId } : {}),
+    ...(typeof name === "string" ? { name } : {}),
+    upstreams: list,
+    ...(finality === "finalized" || typeof finality === "number" ? { finality } : {}),
+    ...(typeof quorum === "number" ? { quorum } : {}),
+    ...(hedge === false
+      ? { hedge: false as const }
+      : typeof hedge === "object" && hedge !== null
+        ? { hedge: typeof hedgeAfter === "number" ? { afterMs: hedgeAfter } : {} }
+        : {}),
+    ...(consensusDefaults === undefined ? {} : { consensus: consensusDefaults }),
+  };
+}
+
+/** `hedge`: false, {}, or {"afterMs": N}; answers afterMs when given. */
+function checkHedge(hedge: unknown, where: string, problems: string[]): unknown {
+  const hedgeAfter =
+    typeof hedge === "object" && hedge !== null ? (hedge as { afterMs?: unknown }).afterMs : undefined;
+  if (
+    hedge !== undefined &&
+    hedge !== false &&
+    (typeof hedge !== "object" ||
+      hedge === null ||
+      Object.keys(hedge).some((k) => k !== "afterMs") ||
+      (hedgeAfter !== undefined &&
+        (!Number.isSafeInteger(hedgeAfter) || (hedgeAfter as number) < 1 || (hedgeAfter as number) > 60_000)))
+  )
+    problems.push(
+      `${where}.hedge must be false or {"afterMs": 1 to 60000} ({} for the upstream's observed p90); got ${JSON.stringify(hedge)}`,
+    );
+  return hedgeAfter;
+}
+
+/** `upstreams`: URLs or {url, ws?, namespaces?}. */
+function readUpstreams(upstreams: unknown[], where: string, problems: string[]): UpstreamConfig[] {
+  return upstreams.flatMap((u: unknown, j) => {
+    const url = typeof u === "string" ? u : (u as { url?: unknown } | null)?.url;
+    const ws = typeof u === "object" && u !== null ? (u as { ws?: unknown }).ws : undefined;
+    const urlProblem = typeof url === "string" ? checkUrl(url, ["http:", "https:"]) : "url is required";
+    if (urlProblem) problems.push(`${where}.upstreams[${j}]: ${urlProblem}`);
+    if (ws !== undefined) {
+      const wsProblem = typeof ws === "string" ? checkUrl(ws, ["ws:", "wss:"]) : "ws must be a string";
+      if (wsProblem) problems.push(`${where}.upstreams[${j}]: ${wsProblem}`);
+    }
+    const namespaces =
+      typeof u === "object" && u !== null ? (u as { namespaces?: unknown }).namespaces : undefined;
+    if (
+      namespaces !== undefined &&
+      (!Array.isArray(namespaces) ||
+        namespaces.some((n) => !(EXTRA_NAMESPACES as readonly unknown[]).includes(n)))
+    )
+      problems.push(
+        `${where}.upstreams[${j}].namespaces must be a list of ${EXTRA_NAMESPACES.map((n) => `"${n}"`).join(", ")}; got ${JSON.stringify(namespaces)}`,
+      );
+    if (typeof url !== "string") return [];
+    return [
+      {
+        url,
+        ...(ws === undefined ? {} : { ws: String(ws) }),
+        ...(Array.isArray(namespaces) ? { namespaces: namespaces as ExtraNamespace[] } : {}),
+      },
+    ];
+  });
+}
+
 export function loadConfig(sources: ConfigSources = {}): Config {
-  const env = sources.env ?? process.env;
   const problems: string[] = [];
+  const read = readSources(sources, problems);
+  const checked = checkTogether(read, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(configFrom(read.v, checked));
+}
+
+interface ReadSources {
+  v: OptionValues;
+  chains: ChainConfig[] | undefined;
+  homeChainId: number | undefined;
+}
+
+/** Every option from its sources, in precedence order: flag > environment > config file > default. */
+function readSources(sources: ConfigSources, problems: string[]): ReadSources {
+  const env = sources.env ?? process.env;
   const values: Record<string, OptionValue | undefined> = { ...DEFAULTS };
   const flags = readFlags(sources.argv ?? [], problems);
 
@@ -268,7 +296,20 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   }
   for (const [spec, raw] of flags) apply(spec, raw, spec.flag);
 
-  const v = values as unknown as OptionValues;
+  return { v: values as unknown as OptionValues, chains, homeChainId };
+}
+
+interface Checked {
+  chains: ChainConfig[] | undefined;
+  homeChainId: number | undefined;
+  sealKey: Config["custody"]["sealKey"];
+  pkcs11: Config["custody"]["pkcs11"];
+}
+
+/** What no single option can say alone: sources that exclude each other, and values that must agree. */
+function checkTogether(read: ReadSources, problems: string[]): Checked {
+  const { v, homeChainId } = read;
+  let chains = read.chains;
   if (v.upstreams.length > 0) {
     if (chains) problems.push("CHAINGATE_UPSTREAMS and a config file with chains cannot be used together");
     else chains = [{ upstreams: v.upstreams.map((url) => ({ url })) }];
@@ -292,9 +333,12 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     problems.push(
       "--devnet-node-accounts applies to the embedded chains only; remove it when upstreams are configured",
     );
-  if (problems.length > 0) throw new ConfigError(problems);
+  return { chains, homeChainId, sealKey, pkcs11 };
+}
 
-  const config: Config = {
+function configFrom(v: OptionValues, checked: Checked): Config {
+  const { chains, homeChainId, sealKey, pkcs11 } = checked;
+  return {
     port: v.port,
     host: v.host,
     dataDir: v.dataDir,
@@ -336,7 +380,21 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     operatorKeyPkcs11: v.operatorKeyPkcs11,
     relayerIntervalMs: v.relayerIntervalMs,
     insecure: v.insecure,
-    // With API keys the documented defaults apply; with none (one local user) only limits set on purpose.
+    ...rateLimitsOf(v),
+    denyMethods: v.denyMethods,
+    allowMethods: v.allowMethods,
+    requestTimeoutMs: v.requestTimeoutMs,
+    shutdownTimeoutMs: v.shutdownTimeoutMs,
+    vhosts: v.vhosts,
+    allowedOrigins: v.allowedOrigins,
+    limits: limitsOf(v),
+    webhooks: webhooksOf(v),
+  };
+}
+
+/** With API keys the documented defaults apply; with none (one local user) only limits set on purpose. */
+function rateLimitsOf(v: OptionValues): Pick<Config, "rateLimits" | "rateLimitsWithoutKeys"> {
+  return {
     rateLimits: {
       read: v.rateRead ?? { count: 0, perMs: 1000 },
       sign: v.rateSign ?? { count: 50, perMs: 1000 },
@@ -349,34 +407,33 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       wallet_create: v.rateWallets ?? { count: 0, perMs: 60_000 },
       trace: v.rateTrace ?? { count: 0, perMs: 1000 },
     },
-    denyMethods: v.denyMethods,
-    allowMethods: v.allowMethods,
-    requestTimeoutMs: v.requestTimeoutMs,
-    shutdownTimeoutMs: v.shutdownTimeoutMs,
-    vhosts: v.vhosts,
-    allowedOrigins: v.allowedOrigins,
-    limits: {
-      filtersPerKey: v.maxFiltersPerKey,
-      subscriptionsPerKey: v.maxSubscriptionsPerKey,
-      socketsPerKey: v.maxSocketsPerKey,
-      filterAddresses: v.maxFilterAddresses,
-      logsRange: v.maxLogsRange,
-      logsResults: v.maxLogsResults,
-      responseBytes: v.maxResponseMb * MIB,
-      answerBytesPerSecond: v.maxAnswerMbPerSecond * MIB,
-      concurrentPerKey: v.maxConcurrentPerKey,
-    },
-    webhooks: {
-      perKey: v.maxWebhooksPerKey,
-      allowPrivate: v.webhookAllowPrivate,
-      intervalMs: v.webhookIntervalMs,
-      retryBaseMs: v.webhookRetryBaseMs,
-      retryForMs: v.webhookRetryHours * 3_600_000,
-      timeoutMs: v.webhookTimeoutMs,
-      balanceCheckMs: v.balanceCheckMs,
-    },
   };
-  return deepFreeze(config);
+}
+
+function limitsOf(v: OptionValues): Config["limits"] {
+  return {
+    filtersPerKey: v.maxFiltersPerKey,
+    subscriptionsPerKey: v.maxSubscriptionsPerKey,
+    socketsPerKey: v.maxSocketsPerKey,
+    filterAddresses: v.maxFilterAddresses,
+    logsRange: v.maxLogsRange,
+    logsResults: v.maxLogsResults,
+    responseBytes: v.maxResponseMb * MIB,
+    answerBytesPerSecond: v.maxAnswerMbPerSecond * MIB,
+    concurrentPerKey: v.maxConcurrentPerKey,
+  };
+}
+
+function webhooksOf(v: OptionValues): Config["webhooks"] {
+  return {
+    perKey: v.maxWebhooksPerKey,
+    allowPrivate: v.webhookAllowPrivate,
+    intervalMs: v.webhookIntervalMs,
+    retryBaseMs: v.webhookRetryBaseMs,
+    retryForMs: v.webhookRetryHours * 3_600_000,
+    timeoutMs: v.webhookTimeoutMs,
+    balanceCheckMs: v.balanceCheckMs,
+  };
 }
 
 function deepFreeze<T>(value: T): T {

@@ -1,6 +1,6 @@
 /** REST for custody signing: the caller's accounts, unlock and lock by wallet, and unattended wallets. */
 import { type Static, Type } from "@sinclair/typebox";
-import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { CustodyAccounts } from "../custody/custody-accounts.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { ProblemSchema, WalletParamsSchema } from "../wallets/wallet-schemas.js";
@@ -72,7 +72,13 @@ const problems = {
 export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (app, { custody }) => {
   useStrictValidation(app);
   useRestBodies(app);
+  accountRoutes(app, custody);
+  unlockRoutes(app, custody);
+  unattendedRoutes(app, custody);
+};
 
+/** GET /accounts: every custody address of the caller and whether it can sign now. */
+function accountRoutes(app: FastifyInstance, custody: CustodyAccounts): void {
   app.get(
     "/accounts",
     {
@@ -86,23 +92,32 @@ export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (ap
     },
     async (request) => custody.statuses(ownerOf(request)),
   );
+}
 
-  const addressesOf = async (request: FastifyRequest, id: string, index: number | undefined) => {
-    const all = await custody.statuses(ownerOf(request));
-    const mine = all.filter((a) => a.wallet_id === id && (index === undefined || a.index === index));
-    if (mine.length === 0) {
-      throw new ChaingateError(
-        index === undefined ? `Wallet ${id} not found` : `Wallet ${id} has no address at index ${index}`,
-        {
-          code: index === undefined ? "WALLET_NOT_FOUND" : "ADDRESS_NOT_FOUND",
-          status: 404,
-          rpcCode: -32004,
-        },
-      );
-    }
-    return mine;
-  };
+/** The caller's custody addresses of wallet `id` (one, with `index`); not found as every wallet route says it. */
+async function addressesOf(
+  custody: CustodyAccounts,
+  request: FastifyRequest,
+  id: string,
+  index: number | undefined,
+) {
+  const all = await custody.statuses(ownerOf(request));
+  const mine = all.filter((a) => a.wallet_id === id && (index === undefined || a.index === index));
+  if (mine.length === 0) {
+    throw new ChaingateError(
+      index === undefined ? `Wallet ${id} not found` : `Wallet ${id} has no address at index ${index}`,
+      {
+        code: index === undefined ? "WALLET_NOT_FOUND" : "ADDRESS_NOT_FOUND",
+        status: 404,
+        rpcCode: -32004,
+      },
+    );
+  }
+  return mine;
+}
 
+/** Unlocking and locking a wallet's addresses for signing. */
+function unlockRoutes(app: FastifyInstance, custody: CustodyAccounts): void {
   app.post<{ Params: Static<typeof WalletParamsSchema>; Body: Static<typeof UnlockBody> }>(
     "/wallet/:id/unlock",
     {
@@ -120,7 +135,7 @@ export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (ap
     async (request) => {
       const owner = ownerOf(request);
       const out = [];
-      for (const account of await addressesOf(request, request.params.id, request.body.index)) {
+      for (const account of await addressesOf(custody, request, request.params.id, request.body.index)) {
         const until = await custody.unlock(
           owner,
           account.address,
@@ -153,20 +168,23 @@ export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (ap
     async (request) => {
       const owner = ownerOf(request);
       const out = [];
-      for (const account of await addressesOf(request, request.params.id, request.body?.index)) {
+      for (const account of await addressesOf(custody, request, request.params.id, request.body?.index)) {
         await custody.lock(owner, account.address);
         out.push({ address: account.address, index: account.index, unlocked_until: null });
       }
       return out;
     },
   );
+}
 
-  const UnattendedResult = Type.Object({
-    wallet_id: Type.String(),
-    unattended: Type.Boolean(),
-    addresses: Type.Array(Type.String()),
-  });
+const UnattendedResult = Type.Object({
+  wallet_id: Type.String(),
+  unattended: Type.Boolean(),
+  addresses: Type.Array(Type.String()),
+});
 
+/** Unattended signing (sealed passwords) turned on and off per wallet. */
+function unattendedRoutes(app: FastifyInstance, custody: CustodyAccounts): void {
   app.post<{ Params: Static<typeof WalletParamsSchema>; Body: Static<typeof UnattendedBody> }>(
     "/wallet/:id/unattended",
     {
@@ -213,4 +231,4 @@ export const custodyRoutes: FastifyPluginAsync<CustodyRoutesOptions> = async (ap
       return { wallet_id: request.params.id, unattended: false, addresses: [] };
     },
   );
-};
+}

@@ -13,7 +13,7 @@ import {
   ReadQuerySchema,
   ResponseEnvelopeSchema,
 } from "../rpc/envelope-schemas.js";
-import { METHODS } from "../rpc/method-table.js";
+import { METHODS, type MethodSpec } from "../rpc/method-table.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { ownerOf, tenantOf } from "./access-control.js";
 import type { AnswerAccount, AnswerBudget } from "./answer-budget.js";
@@ -73,92 +73,110 @@ function selectChain(chains: ChainRegistry, request: FastifyRequest): Chain {
 }
 
 export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: FastifyInstance, options) => {
-  const { chains, dispatcher, batchLimit, bodyLimit, maxResponseBytes, answers } = options;
+  useJsonRpcEnvelopes(app, options.bodyLimit);
+  const answers = answerer(options);
+  for (const spec of METHODS) nativeRoute(app, spec, options.chains, answers);
+  jsonRpcRoute(app, options, answers);
+};
 
-  /** The request's answer account, released once the response is written or the client is gone. */
-  const accountOf = (request: FastifyRequest, reply: FastifyReply, what: string) => {
-    const account = answers.open(tenantOf(request), maxResponseBytes, what);
-    const release = () => account.release();
-    reply.raw.once("finish", release);
-    reply.raw.once("close", release);
-    return account;
-  };
-
-  useJsonRpcEnvelopes(app, bodyLimit);
-
-  const call = async (
+interface Answerer {
+  /** One call answered as envelope text within the request's answer account (never throws). */
+  call(
     chain: Chain,
     id: RequestId,
     method: string,
     params: unknown,
     request: FastifyRequest,
     account: AnswerAccount,
-    inBatch = false,
+    inBatch?: boolean,
     consensus?: number,
-  ) => {
-    const header = request.headers["idempotency-key"];
-    const key = typeof header === "string" ? header : undefined;
-    const context = {
-      tenant: tenantOf(request),
-      owner: ownerOf(request),
-      // One key for a whole batch would make its calls collide: each call uses key#id.
-      idempotencyKey: key === undefined ? undefined : inBatch ? `${key}#${JSON.stringify(id)}` : key,
-      mayHoldMore: () => account.check(),
-      consensus,
-    };
-    return answerCall(dispatcher, chain, id, method, params, context, {
-      maxResponseBytes,
-      logUnexpected: (error) => request.log.error({ err: error }, "unexpected error in JSON-RPC call"),
-      account,
-    });
+  ): Promise<string>;
+  /** The request's answer account, released once the response is written or the client is gone. */
+  accountOf(request: FastifyRequest, reply: FastifyReply, what: string): AnswerAccount;
+}
+
+function answerer(options: RpcRoutesOptions): Answerer {
+  const { dispatcher, maxResponseBytes, answers } = options;
+  return {
+    accountOf(request, reply, what) {
+      const account = answers.open(tenantOf(request), maxResponseBytes, what);
+      const release = () => account.release();
+      reply.raw.once("finish", release);
+      reply.raw.once("close", release);
+      return account;
+    },
+    call(chain, id, method, params, request, account, inBatch = false, consensus) {
+      const header = request.headers["idempotency-key"];
+      const key = typeof header === "string" ? header : undefined;
+      const context = {
+        tenant: tenantOf(request),
+        owner: ownerOf(request),
+        // One key for a whole batch would make its calls collide: each call uses key#id.
+        idempotencyKey: key === undefined ? undefined : inBatch ? `${key}#${JSON.stringify(id)}` : key,
+        mayHoldMore: () => account.check(),
+        consensus,
+      };
+      return answerCall(dispatcher, chain, id, method, params, context, {
+        maxResponseBytes,
+        logUnexpected: (error) => request.log.error({ err: error }, "unexpected error in JSON-RPC call"),
+        account,
+      });
+    },
   };
+}
 
-  for (const spec of METHODS) {
-    app.post(
-      `/${spec.name}`,
-      {
-        // A body the read fast path read before handing the request on (a cache miss).
-        preParsing: (request, _reply, payload, done) => done(null, bodyStream(request.raw, payload)),
-        schema: {
-          tags: [spec.inSpec ? "Native" : "Native (client methods)"],
-          summary: spec.summary,
-          operationId: spec.name,
-          querystring: consensusRefusal(spec.name) === undefined ? ReadQuerySchema : ChainQuerySchema,
-          headers: Type.Object(
-            spec.handler === "custody" ? { ...chainHeader, ...idempotencyHeader } : chainHeader,
-          ),
-          body: nativeBodySchema(spec),
-          response: { 200: ResponseEnvelopeSchema },
-        },
+/** `POST /<method>`: one call of one method, its params in the body, the chain and a consensus in the query. */
+function nativeRoute(app: FastifyInstance, spec: MethodSpec, chains: ChainRegistry, answers: Answerer): void {
+  const { call, accountOf } = answers;
+  app.post(
+    `/${spec.name}`,
+    {
+      // A body the read fast path read before handing the request on (a cache miss).
+      preParsing: (request, _reply, payload, done) => done(null, bodyStream(request.raw, payload)),
+      schema: {
+        tags: [spec.inSpec ? "Native" : "Native (client methods)"],
+        summary: spec.summary,
+        operationId: spec.name,
+        querystring: consensusRefusal(spec.name) === undefined ? ReadQuerySchema : ChainQuerySchema,
+        headers: Type.Object(
+          spec.handler === "custody" ? { ...chainHeader, ...idempotencyHeader } : chainHeader,
+        ),
+        body: nativeBodySchema(spec),
+        response: { 200: ResponseEnvelopeSchema },
       },
-      async (request: FastifyRequest, reply: FastifyReply) => {
-        reply.type(JSON_TYPE);
-        let id: RequestId = salvageId(request.body, 1);
-        try {
-          const chain = selectChain(chains, request);
-          const parsed = readNativeRequest(request.body, spec.name);
-          id = parsed.id;
-          const consensus = parseConsensus(
-            (request.query as { consensus?: unknown }).consensus,
-            "the consensus parameter",
-          );
-          return await call(
-            chain,
-            id,
-            spec.name,
-            parsed.params,
-            request,
-            accountOf(request, reply, "the answer"),
-            false,
-            consensus,
-          );
-        } catch (error) {
-          return errorText(id, error);
-        }
-      },
-    );
-  }
+    },
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      reply.type(JSON_TYPE);
+      let id: RequestId = salvageId(request.body, 1);
+      try {
+        const chain = selectChain(chains, request);
+        const parsed = readNativeRequest(request.body, spec.name);
+        id = parsed.id;
+        const consensus = parseConsensus(
+          (request.query as { consensus?: unknown }).consensus,
+          "the consensus parameter",
+        );
+        return await call(
+          chain,
+          id,
+          spec.name,
+          parsed.params,
+          request,
+          accountOf(request, reply, "the answer"),
+          false,
+          consensus,
+        );
+      } catch (error) {
+        return errorText(id, error);
+      }
+    },
+  );
+}
 
+/** `POST /`: a JSON-RPC call or batch; `Chaingate-Consensus` covers its node reads. */
+function jsonRpcRoute(app: FastifyInstance, options: RpcRoutesOptions, answers: Answerer): void {
+  const { chains, batchLimit } = options;
+  const { call, accountOf } = answers;
   app.post(
     "/",
     {
@@ -228,7 +246,7 @@ export const rpcRoutes: FastifyPluginAsync<RpcRoutesOptions> = async (app: Fasti
       return batchAnswer(texts);
     },
   );
-};
+}
 
 /** Above this, a batch answer is streamed part by part rather than joined into one more copy of itself. */
 const STREAM_BATCH_BYTES = 1_048_576;

@@ -1,6 +1,6 @@
 /** REST for a tenant's webhooks: register (the secret is shown once), list, remove, the delivery log, redeliver. */
 import { type Static, Type } from "@sinclair/typebox";
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { ProblemSchema, WalletParamsSchema } from "../wallets/wallet-schemas.js";
 import type { WalletService } from "../wallets/wallet-service.js";
@@ -84,7 +84,15 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (
 ) => {
   useStrictValidation(app);
   useRestBodies(app);
+  endpointRoutes(app, webhooks);
+  deliveryRoutes(app, webhooks);
+  balanceAlertRoutes(app, balances, wallets);
+};
 
+type Webhooks = WebhookRoutesOptions["webhooks"];
+
+/** Registering, listing, reading and removing the caller's endpoints. */
+function endpointRoutes(app: FastifyInstance, webhooks: Webhooks): void {
   app.post<{ Body: Static<typeof CreateWebhookBody> }>(
     "/webhooks",
     {
@@ -148,7 +156,10 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (
       return reply.code(204).send();
     },
   );
+}
 
+/** An endpoint's delivery log, and a delivery sent again. */
+function deliveryRoutes(app: FastifyInstance, webhooks: Webhooks): void {
   app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof PageQuery> }>(
     "/webhooks/:id/deliveries",
     {
@@ -189,7 +200,14 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (
     },
     async (request) => webhooks.redeliver(ownerOf(request), request.params.id, request.params.delivery),
   );
+}
 
+/** wallet.balance_low alerts per wallet and chain. */
+function balanceAlertRoutes(
+  app: FastifyInstance,
+  balances: WebhookRoutesOptions["balances"],
+  wallets: WebhookRoutesOptions["wallets"],
+): void {
   app.put<{ Params: Static<typeof WalletParamsSchema>; Body: Static<typeof BalanceAlertBody> }>(
     "/wallet/:id/balance_alert",
     {
@@ -239,4 +257,4 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (
       return reply.code(204).send();
     },
   );
-};
+}
