@@ -17,26 +17,7 @@ function version(): string {
 }
 
 async function main(argv: string[]): Promise<void> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(`${helpText()}\n`);
-    return;
-  }
-  if (argv.includes("--version")) {
-    process.stdout.write(`${version()}\n`);
-    return;
-  }
-  if (argv[0] === "keys") {
-    await keys(argv.slice(1));
-    return;
-  }
-  if (argv[0] === "policies") {
-    await policies(argv.slice(1));
-    return;
-  }
-  if (argv[0] === "wallets") {
-    await walletsCommand(argv.slice(1));
-    return;
-  }
+  if (await subcommand(argv)) return;
   const deployOnly = argv[0] === "contracts";
   if (deployOnly && argv[1] !== "deploy") {
     process.stderr.write("chaingate: usage: chaingate contracts deploy [options]\n");
@@ -67,6 +48,26 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = 1;
     return;
   }
+  stopOnSignals(runtime, config, logger);
+}
+
+/** --help, --version, and the keys, policies and wallets commands: answers whether `argv` was one. */
+async function subcommand(argv: string[]): Promise<boolean> {
+  if (argv.includes("--help") || argv.includes("-h")) process.stdout.write(`${helpText()}\n`);
+  else if (argv.includes("--version")) process.stdout.write(`${version()}\n`);
+  else if (argv[0] === "keys") await keys(argv.slice(1));
+  else if (argv[0] === "policies") await policies(argv.slice(1));
+  else if (argv[0] === "wallets") await walletsCommand(argv.slice(1));
+  else return false;
+  return true;
+}
+
+/** SIGINT and SIGTERM stop the runtime within the shutdown timeout; an uncaught exception stops it too. */
+function stopOnSignals(
+  runtime: Awaited<ReturnType<typeof startChaingate>>,
+  config: ReturnType<typeof loadConfig>,
+  logger: Logger,
+): void {
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

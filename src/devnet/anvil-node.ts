@@ -100,9 +100,10 @@ interface Spawned {
   stop(): Promise<void>;
 }
 
-async function spawnAnvil(options: AnvilOptions, statePath: string, pidFile: string): Promise<Spawned> {
-  const { chainId, blockTime, logger } = options;
-  const args = [
+/** anvil's command line: loopback, the chain id, its state file saved every second. */
+function anvilArgs(options: AnvilOptions, statePath: string): string[] {
+  const { chainId, blockTime } = options;
+  return [
     anvilBinaryPath(),
     "--host",
     "127.0.0.1",
@@ -118,6 +119,11 @@ async function spawnAnvil(options: AnvilOptions, statePath: string, pidFile: str
     ...(blockTime > 0 ? ["--block-time", String(blockTime)] : []),
     ...(options.pruneHistory === undefined ? [] : ["--prune-history", String(options.pruneHistory)]),
   ];
+}
+
+async function spawnAnvil(options: AnvilOptions, statePath: string, pidFile: string): Promise<Spawned> {
+  const { chainId, logger } = options;
+  const args = anvilArgs(options, statePath);
   const child: ChildProcessWithoutNullStreams = spawn(
     "/bin/sh",
     ["-c", GUARD, "chaingate-anvil-guard", ...args],
@@ -187,50 +193,92 @@ async function spawnAnvil(options: AnvilOptions, statePath: string, pidFile: str
  * again on the same port from its saved state, with back-off, a bounded number of times in a row.
  */
 export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
-  const { chainId, dir, logger } = options;
+  const { dir, logger } = options;
   mkdirSync(dir, { recursive: true });
   const statePath = join(dir, "state.json");
   const pidFile = join(dir, "anvil.pid");
   await clearStale(pidFile, statePath, logger);
-  const log = logger.child({ chainId, component: "anvil" });
+  const first = await spawnAnvil(options, statePath, pidFile);
+  return new AnvilSupervisor(options, first, statePath, pidFile);
+}
 
-  let current = await spawnAnvil(options, statePath, pidFile);
-  const port = Number(new URL(current.url).port);
-  let stopping = false;
-  let status: AnvilStatus = "running";
-  let restarts = 0;
-  let restarting: Promise<void> | undefined;
-  // The back-off between restarts ends early when chaingate stops.
-  let wake: () => void = () => {};
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
+/** One embedded node and the process now serving it: restarted when it dies, until stopped. */
+class AnvilSupervisor implements AnvilNode {
+  readonly chainId: number;
+  readonly url: string;
+  private readonly port: number;
+  private readonly log: Logger;
+  private stopping = false;
+  private state: AnvilStatus = "running";
+  private restartCount = 0;
+  private restarting: Promise<void> | undefined;
+  /** Ends the back-off between restarts early when chaingate stops. */
+  private wake: () => void = () => {};
+
+  constructor(
+    private readonly options: AnvilOptions,
+    private current: Spawned,
+    private readonly statePath: string,
+    private readonly pidFile: string,
+  ) {
+    this.chainId = options.chainId;
+    this.url = current.url;
+    this.port = Number(new URL(current.url).port);
+    this.log = options.logger.child({ chainId: options.chainId, component: "anvil" });
+    this.supervise(current, Date.now(), 0);
+    this.log.info({ url: current.url, pid: current.pid }, "embedded chain started");
+  }
+
+  get pid(): number {
+    return this.current.pid;
+  }
+
+  get status(): AnvilStatus {
+    return this.state;
+  }
+
+  get restarts(): number {
+    return this.restartCount;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.restarting;
+    await this.current.stop();
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
-      wake = () => {
+      this.wake = () => {
         clearTimeout(timer);
         resolve();
       };
     });
+  }
 
-  const supervise = (spawned: Spawned, startedAt: number, attempt: number): void => {
+  private supervise(spawned: Spawned, startedAt: number, attempt: number): void {
     void spawned.exited.then(() => {
-      if (stopping || spawned !== current) return;
-      status = "restarting";
+      if (this.stopping || spawned !== this.current) return;
+      this.state = "restarting";
       const failures = Date.now() - startedAt >= STABLE_AFTER_MS ? 0 : attempt;
-      log.error(
+      this.log.error(
         { pid: spawned.pid, attempt: failures + 1 },
         "embedded chain died; restarting it from its saved state",
       );
-      restarting = restart(failures).catch((error: unknown) => {
-        status = "failed";
-        log.fatal({ err: error }, "embedded chain could not be restarted; it stays down");
+      this.restarting = this.restart(failures).catch((error: unknown) => {
+        this.state = "failed";
+        this.log.fatal({ err: error }, "embedded chain could not be restarted; it stays down");
       });
     });
-  };
+  }
 
-  const restart = async (failures: number): Promise<void> => {
+  private async restart(failures: number): Promise<void> {
+    const { statePath, pidFile, log } = this;
     for (let attempt = failures; attempt < MAX_RESTART_ATTEMPTS; attempt++) {
-      await pause(Math.min(250 * 2 ** attempt, 10_000));
-      if (stopping) return;
+      await this.pause(Math.min(250 * 2 ** attempt, 10_000));
+      if (this.stopping) return;
       // A state file cut off mid-write cannot be loaded: after two refusals it is set aside.
       if (attempt - failures === 2 && existsSync(statePath)) {
         const aside = `${statePath}.unreadable-${Date.now()}`;
@@ -238,45 +286,23 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
         log.error({ aside }, "embedded chain's state file could not be loaded; starting from an empty chain");
       }
       try {
-        await clearStale(pidFile, statePath, logger);
-        const spawned = await spawnAnvil({ ...options, port }, statePath, pidFile);
-        if (stopping) {
+        await clearStale(pidFile, statePath, this.options.logger);
+        const spawned = await spawnAnvil({ ...this.options, port: this.port }, statePath, pidFile);
+        if (this.stopping) {
           await spawned.stop();
           return;
         }
-        current = spawned;
-        status = "running";
-        restarts++;
-        log.warn({ pid: spawned.pid, restarts }, "embedded chain restarted");
-        supervise(spawned, Date.now(), attempt + 1);
+        this.current = spawned;
+        this.state = "running";
+        this.restartCount++;
+        log.warn({ pid: spawned.pid, restarts: this.restartCount }, "embedded chain restarted");
+        this.supervise(spawned, Date.now(), attempt + 1);
         return;
       } catch (error) {
         log.error({ err: error, attempt: attempt + 1 }, "embedded chain restart failed");
       }
     }
-    status = "failed";
+    this.state = "failed";
     log.fatal({ attempts: MAX_RESTART_ATTEMPTS }, "embedded chain could not be restarted; it stays down");
-  };
-
-  supervise(current, Date.now(), 0);
-  log.info({ url: current.url, pid: current.pid }, "embedded chain started");
-  return {
-    chainId,
-    url: current.url,
-    get pid() {
-      return current.pid;
-    },
-    get status() {
-      return status;
-    },
-    get restarts() {
-      return restarts;
-    },
-    stop: async () => {
-      stopping = true;
-      wake();
-      await restarting;
-      await current.stop();
-    },
-  };
+  }
 }

@@ -101,65 +101,23 @@ function rawOf(tx: PoolTransaction): Hex | undefined {
 export function startAutomineWatchdog(options: AutomineWatchdogOptions): () => void {
   const { url, logger } = options;
   let seen: string | undefined;
-
-  const stalledSenders = async (queued: Pool): Promise<string[]> => {
-    const stalled: string[] = [];
-    for (const [sender, byNonce] of Object.entries(queued)) {
-      const next = Number(BigInt(String(await call(url, "eth_getTransactionCount", [sender, "latest"]))));
-      if (byNonce[String(next)] !== undefined) stalled.push(sender);
-    }
-    return stalled;
-  };
-
-  const resend = async (sender: string, pool: { pending: Pool; queued: Pool }) => {
-    const all = { ...(pool.pending[sender] ?? {}), ...(pool.queued[sender] ?? {}) };
-    const ordered = Object.values(all).sort((a, b) => Number(a.nonce) - Number(b.nonce));
-    const raws = ordered.map(rawOf);
-    if (raws.some((raw) => raw === undefined)) return; // a type we cannot rebuild: leave it be
-    await call(url, "anvil_removePoolTransactions", [sender]);
-    for (const raw of raws) await call(url, "eth_sendRawTransaction", [raw]).catch(() => undefined);
-    logger.warn(
-      { url, sender, transactions: raws.length },
-      "anvil left a sender's next nonce unpromoted; resent its pool",
-    );
-  };
-
   const check = async () => {
     try {
-      if ((await call(url, "anvil_getAutomine")) !== true) {
-        seen = undefined;
-        return;
-      }
-      const status = await call(url, "txpool_status");
-      const ready = Number(fieldOf(status, "pending") ?? "0x0");
-      if (ready === 0 && Number(fieldOf(status, "queued") ?? "0x0") === 0) {
-        seen = undefined;
-        return;
-      }
-      const head = String(await call(url, "eth_blockNumber"));
-      const content = await call(url, "txpool_content");
-      const pending = fieldOf(content, "pending") ?? {};
-      const queued = fieldOf(content, "queued") ?? {};
-      if (!isPool(pending) || !isPool(queued)) {
-        seen = undefined;
-        return;
-      }
-      const pool = { pending, queued };
-      const stalled = await stalledSenders(queued);
-      if (ready === 0 && stalled.length === 0) {
+      const stall = await readStall(url);
+      if (stall === undefined) {
         seen = undefined;
         return;
       }
       // The same stall twice in a row, with no block in between: not a promotion still under way.
-      const signature = `${head}|${ready}|${stalled.join(",")}`;
+      const signature = `${stall.head}|${stall.ready}|${stall.stalled.join(",")}`;
       if (seen !== signature) {
         seen = signature;
         return;
       }
       seen = undefined;
-      for (const sender of stalled) await resend(sender, pool);
-      if (ready > 0) {
-        logger.warn({ url, ready }, "anvil left ready transactions unmined; mining a block");
+      for (const sender of stall.stalled) await resend(url, logger, sender, stall.pool);
+      if (stall.ready > 0) {
+        logger.warn({ url, ready: stall.ready }, "anvil left ready transactions unmined; mining a block");
         await call(url, "evm_mine");
       }
     } catch {
@@ -178,4 +136,52 @@ export function startAutomineWatchdog(options: AutomineWatchdogOptions): () => v
   });
   loop.start();
   return () => void loop.stop();
+}
+
+interface Stall {
+  head: string;
+  /** Transactions ready to mine that no block took. */
+  ready: number;
+  pool: { pending: Pool; queued: Pool };
+  /** Senders whose next nonce waits in the queued pool. */
+  stalled: string[];
+}
+
+/** What an automining anvil left behind now, or undefined when nothing is stuck (or it does not automine). */
+async function readStall(url: string): Promise<Stall | undefined> {
+  if ((await call(url, "anvil_getAutomine")) !== true) return undefined;
+  const status = await call(url, "txpool_status");
+  const ready = Number(fieldOf(status, "pending") ?? "0x0");
+  if (ready === 0 && Number(fieldOf(status, "queued") ?? "0x0") === 0) return undefined;
+  const head = String(await call(url, "eth_blockNumber"));
+  const content = await call(url, "txpool_content");
+  const pending = fieldOf(content, "pending") ?? {};
+  const queued = fieldOf(content, "queued") ?? {};
+  if (!isPool(pending) || !isPool(queued)) return undefined;
+  const stalled = await stalledSenders(url, queued);
+  if (ready === 0 && stalled.length === 0) return undefined;
+  return { head, ready, pool: { pending, queued }, stalled };
+}
+
+async function stalledSenders(url: string, queued: Pool): Promise<string[]> {
+  const stalled: string[] = [];
+  for (const [sender, byNonce] of Object.entries(queued)) {
+    const next = Number(BigInt(String(await call(url, "eth_getTransactionCount", [sender, "latest"]))));
+    if (byNonce[String(next)] !== undefined) stalled.push(sender);
+  }
+  return stalled;
+}
+
+/** A stalled sender's pool taken out and sent again in nonce order: anvil promotes it then. */
+async function resend(url: string, logger: Logger, sender: string, pool: { pending: Pool; queued: Pool }) {
+  const all = { ...(pool.pending[sender] ?? {}), ...(pool.queued[sender] ?? {}) };
+  const ordered = Object.values(all).sort((a, b) => Number(a.nonce) - Number(b.nonce));
+  const raws = ordered.map(rawOf);
+  if (raws.some((raw) => raw === undefined)) return; // a type we cannot rebuild: leave it be
+  await call(url, "anvil_removePoolTransactions", [sender]);
+  for (const raw of raws) await call(url, "eth_sendRawTransaction", [raw]).catch(() => undefined);
+  logger.warn(
+    { url, sender, transactions: raws.length },
+    "anvil left a sender's next nonce unpromoted; resent its pool",
+  );
 }

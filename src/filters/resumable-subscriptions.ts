@@ -71,6 +71,14 @@ const gone = (why: string) =>
     },
   );
 
+interface OpenedStream {
+  stream: string;
+  criteria: LogCriteria;
+  memory: StreamMemory;
+  /** Where a resumed stream's client was: undefined for a new stream. */
+  from: Position | undefined;
+}
+
 export class ResumableSubscriptions {
   constructor(
     private readonly hub: SubscriptionHub,
@@ -93,52 +101,12 @@ export class ResumableSubscriptions {
     resumeAfter: unknown,
     send: (result: unknown, cursor: string) => void,
   ): Promise<{ id: string; release(): void }> {
-    let stream: string;
-    let memory: StreamMemory = { blocks: [] };
-    let from: Position | undefined;
-    if (resumeAfter !== undefined) {
-      const cursor = parseCursor(resumeAfter);
-      const row = await this.store.db
-        .selectFrom("subscription_streams")
-        .selectAll()
-        .where("id", "=", cursor.stream)
-        .executeTakeFirst();
-      if (!row || row.owner !== tenant || row.chain_id !== chain.chainId || row.kind !== kind)
-        throw gone(
-          "the cursor names no stream of this key on this chain (streams unused for an hour are forgotten)",
-        );
-      const head = chain.head?.highest;
-      if (head !== undefined && head - cursor.at.block > RESUME_MAX_BLOCKS)
-        throw gone(
-          `the cursor is ${head - cursor.at.block} blocks old; at most ${RESUME_MAX_BLOCKS} can be resumed`,
-        );
-      stream = row.id;
-      criteria = JSON.parse(row.criteria) as LogCriteria;
-      memory = readMemory(row.recent);
-      from = cursor.at;
-    } else {
-      stream = randomBytes(16).toString("hex");
-      const now = this.now();
-      // The head it starts at: nothing at or below it was sent, so a reorg under every block the
-      // stream sent is checked against this block, not guessed.
-      const start = chain.head?.highest ?? (await headOf(chain));
-      const hash = await blockHashAt(chain, start).catch(() => null);
-      if (hash !== null) memory = { floor: { n: start, h: hash }, blocks: [] };
-      await this.store.db
-        .insertInto("subscription_streams")
-        .values({
-          id: stream,
-          owner: tenant,
-          chain_id: chain.chainId,
-          kind,
-          criteria: JSON.stringify(criteria),
-          recent: JSON.stringify(memory),
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
-    }
-
+    const opened =
+      resumeAfter === undefined
+        ? await this.newStream(chain, kind, criteria, tenant)
+        : await this.resumedStream(chain, kind, tenant, resumeAfter);
+    const { stream, memory, from } = opened;
+    criteria = opened.criteria;
     const recorder = new StreamRecorder(this.store, stream, memory, this.now);
     // Held until the subscription's answer is out (see `release`).
     let outbox: [unknown, string][] | undefined = [];
@@ -200,6 +168,67 @@ export class ResumableSubscriptions {
       for (const [result, cursor] of held) send(result, cursor);
     };
     return { id, release };
+  }
+
+  /** The stream a cursor names, checked to be this key's, on this chain, of this kind, and recent enough. */
+  private async resumedStream(
+    chain: Chain,
+    kind: Kind,
+    tenant: string,
+    resumeAfter: unknown,
+  ): Promise<OpenedStream> {
+    const cursor = parseCursor(resumeAfter);
+    const row = await this.store.db
+      .selectFrom("subscription_streams")
+      .selectAll()
+      .where("id", "=", cursor.stream)
+      .executeTakeFirst();
+    if (!row || row.owner !== tenant || row.chain_id !== chain.chainId || row.kind !== kind)
+      throw gone(
+        "the cursor names no stream of this key on this chain (streams unused for an hour are forgotten)",
+      );
+    const head = chain.head?.highest;
+    if (head !== undefined && head - cursor.at.block > RESUME_MAX_BLOCKS)
+      throw gone(
+        `the cursor is ${head - cursor.at.block} blocks old; at most ${RESUME_MAX_BLOCKS} can be resumed`,
+      );
+    return {
+      stream: row.id,
+      criteria: JSON.parse(row.criteria) as LogCriteria,
+      memory: readMemory(row.recent),
+      from: cursor.at,
+    };
+  }
+
+  /** A new stream, stored with the head it starts at. */
+  private async newStream(
+    chain: Chain,
+    kind: Kind,
+    criteria: LogCriteria,
+    tenant: string,
+  ): Promise<OpenedStream> {
+    const stream = randomBytes(16).toString("hex");
+    const now = this.now();
+    let memory: StreamMemory = { blocks: [] };
+    // The head it starts at: nothing at or below it was sent, so a reorg under every block the
+    // stream sent is checked against this block, not guessed.
+    const start = chain.head?.highest ?? (await headOf(chain));
+    const hash = await blockHashAt(chain, start).catch(() => null);
+    if (hash !== null) memory = { floor: { n: start, h: hash }, blocks: [] };
+    await this.store.db
+      .insertInto("subscription_streams")
+      .values({
+        id: stream,
+        owner: tenant,
+        chain_id: chain.chainId,
+        kind,
+        criteria: JSON.stringify(criteria),
+        recent: JSON.stringify(memory),
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    return { stream, criteria, memory, from: undefined };
   }
 
   /** What the client missed after `from`: logs of replaced blocks as removed, then every later item. */

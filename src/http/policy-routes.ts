@@ -1,6 +1,6 @@
 /** REST for signing policies (admin keys) and the audit log (admins: all of it; users: their own). */
 import { type Static, Type } from "@sinclair/typebox";
-import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from "fastify";
 import { listAudit } from "../audit/audit-log.js";
 import { Nullable } from "../operations/record-schema.js";
 import { PolicyRulesSchema } from "../policies/policy-rules.js";
@@ -90,7 +90,12 @@ const admin = (request: FastifyRequest) => requireAdmin(request, ADMIN_ONLY);
 export const policyRoutes: FastifyPluginAsync<PolicyRoutesOptions> = async (app, { policies, store }) => {
   useStrictValidation(app);
   useRestBodies(app);
+  signingPolicyRoutes(app, policies);
+  auditRoutes(app, store);
+};
 
+/** Creating, listing, reading and removing signing policies. */
+function signingPolicyRoutes(app: FastifyInstance, policies: PolicyRoutesOptions["policies"]): void {
   app.post<{ Body: Static<typeof CreatePolicyBody> }>(
     "/policies",
     {
@@ -156,7 +161,10 @@ export const policyRoutes: FastifyPluginAsync<PolicyRoutesOptions> = async (app,
       return reply.code(204).send();
     },
   );
+}
 
+/** The audit log of signing decisions. */
+function auditRoutes(app: FastifyInstance, store: PolicyRoutesOptions["store"]): void {
   app.get<{ Querystring: Static<typeof AuditQuery> }>(
     "/audit",
     {
@@ -178,4 +186,4 @@ export const policyRoutes: FastifyPluginAsync<PolicyRoutesOptions> = async (app,
       return listAudit(store, request.query, onlyKey);
     },
   );
-};
+}

@@ -1,7 +1,7 @@
 /** The Wallets group: GET /wallet, POST /wallet, GET /wallet/{id}?index=. */
 import type { Static } from "@sinclair/typebox";
 import { Type } from "@sinclair/typebox";
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import {
   createWalletBodySchema,
   ProblemSchema,
@@ -21,38 +21,42 @@ export interface WalletRoutesOptions {
 
 const problems = { 400: ProblemSchema, 404: ProblemSchema, 413: ProblemSchema, 500: ProblemSchema };
 
+const Records = Type.Array(
+  Type.Intersect([
+    WalletRecordSchema,
+    Type.Object({
+      owner: Type.Optional(
+        Type.Union([Type.String(), Type.Null()], {
+          description:
+            "admin listing only: the API key that owns the wallet (null: made before keys existed)",
+        }),
+      ),
+    }),
+  ]),
+);
+const AssignBody = Type.Object(
+  {
+    key_id: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "the API key's id (chaingate keys list)",
+    }),
+  },
+  { additionalProperties: false },
+);
+
 export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
   app,
   { wallets, maxAddresses },
 ) => {
   useStrictValidation(app);
   useRestBodies(app);
+  ownershipRoutes(app, wallets);
+  recordRoutes(app, wallets, maxAddresses);
+};
 
-  const CreateBody = createWalletBodySchema(maxAddresses);
-  const Records = Type.Array(
-    Type.Intersect([
-      WalletRecordSchema,
-      Type.Object({
-        owner: Type.Optional(
-          Type.Union([Type.String(), Type.Null()], {
-            description:
-              "admin listing only: the API key that owns the wallet (null: made before keys existed)",
-          }),
-        ),
-      }),
-    ]),
-  );
-  const AssignBody = Type.Object(
-    {
-      key_id: Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description: "the API key's id (chaingate keys list)",
-      }),
-    },
-    { additionalProperties: false },
-  );
-
+/** Listing every wallet (an admin sees each one's owner) and giving a wallet to a key. */
+function ownershipRoutes(app: FastifyInstance, wallets: WalletService): void {
   app.get(
     "/wallet",
     {
@@ -93,7 +97,11 @@ export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
       return { id: request.params.id, owner: request.body.key_id };
     },
   );
+}
 
+/** Creating (or importing) a wallet, and reading one. */
+function recordRoutes(app: FastifyInstance, wallets: WalletService, maxAddresses: number): void {
+  const CreateBody = createWalletBodySchema(maxAddresses);
   app.post<{ Body: Static<typeof CreateBody> }>(
     "/wallet",
     {
@@ -134,4 +142,4 @@ export const walletRoutes: FastifyPluginAsync<WalletRoutesOptions> = async (
     },
     async (request) => wallets.get(request.params.id, request.query.index, ownerOf(request)),
   );
-};
+}

@@ -67,54 +67,22 @@ export async function openStore(
   location: StoreLocation,
   onFault: StoreFaultListener = () => {},
 ): Promise<Store> {
-  let db: Kysely<Database>;
-  let sqliteFile: SQLite.Database | undefined;
+  let opened: { db: Kysely<Database>; sqliteFile: SQLite.Database | undefined };
   try {
-    if (location.kind === "sqlite") {
-      if (location.path !== ":memory:") {
-        mkdirSync(dirname(location.path), { recursive: true, mode: 0o700 });
-        secureDatabaseFile(location.path);
-      }
-      const sqlite = new SQLite(location.path);
-      sqlite.pragma("journal_mode = WAL");
-      sqlite.pragma("busy_timeout = 5000");
-      // Every commit is on disk before it is answered (a signed transaction's record survives a
-      // power cut, not only a crash): affordable because request writes share commits and their
-      // sync is done off the event loop (GroupCommit, WalFlush).
-      sqlite.pragma("synchronous = FULL");
-      if (location.path !== ":memory:") sqliteFile = sqlite;
-      sqlite.defaultSafeIntegers(false);
-      db = new Kysely<Database>({
-        dialect: new ResilientDialect(new SqliteDialect({ database: withStatementCache(sqlite) })),
-      });
-    } else {
-      const pool = postgresPool(location.url, onFault);
-      // Fail fast with a clear message instead of on the first request.
-      const client = await pool.connect();
-      client.release();
-      db = new Kysely<Database>({ dialect: new ResilientDialect(new PostgresDialect({ pool })) });
-    }
+    opened =
+      location.kind === "sqlite" ? openSqlite(location.path) : await openPostgres(location.url, onFault);
   } catch (error) {
     throw new ChaingateError(`Cannot open the ${location.kind} store: ${(error as Error).message}`, {
       code: "STORE_UNAVAILABLE",
       cause: error,
     });
   }
+  const { db, sqliteFile } = opened;
   await migrate(db);
-  let checkpointer: WalCheckpointer | undefined;
-  if (sqliteFile && location.kind === "sqlite") {
-    const connection = sqliteFile;
-    // Checkpoints leave the request connection for a worker; if the worker dies, they come back.
-    // The worker watches the WAL beside the file's real path (where SQLite puts it). The request
-    // connection keeps a checkpoint of its own at REQUEST_CHECKPOINT_PAGES: under writes that never
-    // pause, a checkpoint running beside the writer never finds the WAL fully copied, so the WAL
-    // would never start over; the writer's own, rare and short (the worker has copied nearly
-    // everything), lets it.
-    connection.pragma(`wal_autocheckpoint = ${REQUEST_CHECKPOINT_PAGES}`);
-    checkpointer = new WalCheckpointer(realpathSync(location.path), onFault, () =>
-      connection.pragma("wal_autocheckpoint = 1000"),
-    );
-  }
+  const checkpointer =
+    sqliteFile && location.kind === "sqlite"
+      ? walCheckpointer(sqliteFile, location.path, onFault)
+      : undefined;
   const flush = sqliteFile && location.kind === "sqlite" ? walFlushFor(location.path) : undefined;
   const durability: CommitDurability | undefined = flush && {
     relax: CompiledQuery.raw("pragma synchronous = NORMAL"),
@@ -148,6 +116,57 @@ export async function openStore(
       await db.destroy();
     },
   };
+}
+
+function openSqlite(path: string): { db: Kysely<Database>; sqliteFile: SQLite.Database | undefined } {
+  if (path !== ":memory:") {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    secureDatabaseFile(path);
+  }
+  const sqlite = new SQLite(path);
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("busy_timeout = 5000");
+  // Every commit is on disk before it is answered (a signed transaction's record survives a
+  // power cut, not only a crash): affordable because request writes share commits and their
+  // sync is done off the event loop (GroupCommit, WalFlush).
+  sqlite.pragma("synchronous = FULL");
+  sqlite.defaultSafeIntegers(false);
+  const db = new Kysely<Database>({
+    dialect: new ResilientDialect(new SqliteDialect({ database: withStatementCache(sqlite) })),
+  });
+  return { db, sqliteFile: path === ":memory:" ? undefined : sqlite };
+}
+
+async function openPostgres(
+  url: string,
+  onFault: StoreFaultListener,
+): Promise<{ db: Kysely<Database>; sqliteFile: undefined }> {
+  const pool = postgresPool(url, onFault);
+  // Fail fast with a clear message instead of on the first request.
+  const client = await pool.connect();
+  client.release();
+  return {
+    db: new Kysely<Database>({ dialect: new ResilientDialect(new PostgresDialect({ pool })) }),
+    sqliteFile: undefined,
+  };
+}
+
+/**
+ * Checkpoints leave the request connection for a worker; if the worker dies, they come back. The
+ * worker watches the WAL beside the file's real path (where SQLite puts it). The request connection
+ * keeps a checkpoint of its own at REQUEST_CHECKPOINT_PAGES: under writes that never pause, a
+ * checkpoint running beside the writer never finds the WAL fully copied, so the WAL would never
+ * start over; the writer's own, rare and short (the worker has copied nearly everything), lets it.
+ */
+function walCheckpointer(
+  connection: SQLite.Database,
+  path: string,
+  onFault: StoreFaultListener,
+): WalCheckpointer {
+  connection.pragma(`wal_autocheckpoint = ${REQUEST_CHECKPOINT_PAGES}`);
+  return new WalCheckpointer(realpathSync(path), onFault, () =>
+    connection.pragma("wal_autocheckpoint = 1000"),
+  );
 }
 
 /**

@@ -27,125 +27,140 @@ export interface TokenOperationDeps {
   tokens: TokenService;
 }
 
-export function tokenOperations({ wallets, chains, tokens }: TokenOperationDeps): Operation[] {
-  return [
-    defineOperation({
-      path: "create_new_ERC20_token",
-      tag: "Token Management",
-      summary: "Creates an ERC20 owned by the wallet's address, with its initial supply minted to it",
-      description:
-        "Amounts are base units. The token gets the same address on every chain it is transported to. " +
-        "Answers address, chain_id and tx_hash.",
-      params: Type.Object(
-        {
-          ...SignerFields,
-          name: TokenName,
-          symbol: TokenSymbol,
-          decimals: Type.Optional(Type.Integer({ minimum: 0, maximum: 36, default: 18 })),
-          initial_supply: UintField("minted to the creator"),
-        },
-        { additionalProperties: false, title: "New ERC20 token" },
-      ),
-      result: ERC20CreatedSchema,
-      signs: true,
-      run: async (input, context) =>
-        tokens.createERC20(
-          await unlockSigner(wallets, chains, input, context),
-          {
-            name: input.name,
-            symbol: input.symbol,
-            decimals: input.decimals ?? 18,
-            initialSupply: toUint(input.initial_supply, "initial_supply"),
-          },
-          context.owner,
-        ),
-    }),
-    defineOperation({
-      path: "create_new_ERC721_token",
-      tag: "Token Management",
-      summary: "Creates an ERC721 owned by the wallet's address, optionally minting token ids to it",
-      params: Type.Object(
-        {
-          ...SignerFields,
-          name: TokenName,
-          symbol: TokenSymbol,
-          base_uri: Type.Optional(Type.String({ maxLength: 500 })),
-          mint: Type.Optional(Type.Array(UintField("token id"), { maxItems: 100 })),
-        },
-        { additionalProperties: false, title: "New ERC721 token" },
-      ),
-      result: ERC721CreatedSchema,
-      signs: true,
-      run: async (input, context) =>
-        tokens.createERC721(
-          await unlockSigner(wallets, chains, input, context),
-          {
-            name: input.name,
-            symbol: input.symbol,
-            baseUri: input.base_uri ?? "",
-            mint: (input.mint ?? []).map((id, i) => toUint(id, `mint[${i}]`)),
-          },
-          context.owner,
-        ),
-    }),
-    defineOperation({
-      path: "transfer_tokens",
-      tag: "Token Management",
-      summary: "Transfers ERC20 `amount` or an ERC721 `token_id` from the wallet's address on one chain",
-      params: Type.Object(
-        {
-          ...SignerFields,
-          token: AddressField("token contract"),
-          to: AddressField("recipient"),
-          amount: Type.Optional(UintField("ERC20 amount")),
-          token_id: Type.Optional(UintField("ERC721 token id")),
-        },
-        { additionalProperties: false, title: "Token transfer" },
-      ),
-      result: TokensTransferredSchema,
-      signs: true,
-      run: async (input, context) => {
-        const { amount, tokenId } = amountOrId(input);
-        return tokens.transfer(
-          await unlockSigner(wallets, chains, input, context),
-          {
-            token: parseAddress(input.token, "token"),
-            to: parseAddress(input.to, "to"),
-            ...(amount === undefined ? {} : { amount }),
-            ...(tokenId === undefined ? {} : { tokenId }),
-          },
-          context.owner,
-        );
+export function tokenOperations(deps: TokenOperationDeps): Operation[] {
+  return [createERC20(deps), createERC721(deps), transferTokens(deps), deployContract(deps)];
+}
+
+/** create_new_ERC20_token */
+function createERC20({ wallets, chains, tokens }: TokenOperationDeps): Operation {
+  return defineOperation({
+    path: "create_new_ERC20_token",
+    tag: "Token Management",
+    summary: "Creates an ERC20 owned by the wallet's address, with its initial supply minted to it",
+    description:
+      "Amounts are base units. The token gets the same address on every chain it is transported to. " +
+      "Answers address, chain_id and tx_hash.",
+    params: Type.Object(
+      {
+        ...SignerFields,
+        name: TokenName,
+        symbol: TokenSymbol,
+        decimals: Type.Optional(Type.Integer({ minimum: 0, maximum: 36, default: 18 })),
+        initial_supply: UintField("minted to the creator"),
       },
-    }),
-    defineOperation({
-      path: "deploy_new_contract",
-      tag: "Token Management",
-      summary:
-        "Deploys any contract from the wallet's address: creation bytecode, and the abi for constructor args",
-      params: Type.Object(
+      { additionalProperties: false, title: "New ERC20 token" },
+    ),
+    result: ERC20CreatedSchema,
+    signs: true,
+    run: async (input, context) =>
+      tokens.createERC20(
+        await unlockSigner(wallets, chains, input, context),
         {
-          ...SignerFields,
-          bytecode: Type.String({ pattern: "^0x([0-9a-fA-F]{2})+$", maxLength: 2 * 49_152 + 2 }),
-          abi: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 500 })),
-          constructor_args: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 100 })),
+          name: input.name,
+          symbol: input.symbol,
+          decimals: input.decimals ?? 18,
+          initialSupply: toUint(input.initial_supply, "initial_supply"),
         },
-        { additionalProperties: false, title: "Contract deployment" },
+        context.owner,
       ),
-      result: ContractDeployedSchema,
-      signs: true,
-      run: async (input, context) =>
-        tokens.deployContract(
-          await unlockSigner(wallets, chains, input, context),
-          {
-            bytecode: input.bytecode as Hex,
-            ...(input.abi === undefined ? {} : { abi: input.abi as unknown as Abi }),
-            ...(input.constructor_args === undefined ? {} : { constructorArgs: input.constructor_args }),
-          },
-          context.owner,
-        ),
-    }),
-  ];
+  });
+}
+
+/** create_new_ERC721_token */
+function createERC721({ wallets, chains, tokens }: TokenOperationDeps): Operation {
+  return defineOperation({
+    path: "create_new_ERC721_token",
+    tag: "Token Management",
+    summary: "Creates an ERC721 owned by the wallet's address, optionally minting token ids to it",
+    params: Type.Object(
+      {
+        ...SignerFields,
+        name: TokenName,
+        symbol: TokenSymbol,
+        base_uri: Type.Optional(Type.String({ maxLength: 500 })),
+        mint: Type.Optional(Type.Array(UintField("token id"), { maxItems: 100 })),
+      },
+      { additionalProperties: false, title: "New ERC721 token" },
+    ),
+    result: ERC721CreatedSchema,
+    signs: true,
+    run: async (input, context) =>
+      tokens.createERC721(
+        await unlockSigner(wallets, chains, input, context),
+        {
+          name: input.name,
+          symbol: input.symbol,
+          baseUri: input.base_uri ?? "",
+          mint: (input.mint ?? []).map((id, i) => toUint(id, `mint[${i}]`)),
+        },
+        context.owner,
+      ),
+  });
+}
+
+/** transfer_tokens */
+function transferTokens({ wallets, chains, tokens }: TokenOperationDeps): Operation {
+  return defineOperation({
+    path: "transfer_tokens",
+    tag: "Token Management",
+    summary: "Transfers ERC20 `amount` or an ERC721 `token_id` from the wallet's address on one chain",
+    params: Type.Object(
+      {
+        ...SignerFields,
+        token: AddressField("token contract"),
+        to: AddressField("recipient"),
+        amount: Type.Optional(UintField("ERC20 amount")),
+        token_id: Type.Optional(UintField("ERC721 token id")),
+      },
+      { additionalProperties: false, title: "Token transfer" },
+    ),
+    result: TokensTransferredSchema,
+    signs: true,
+    run: async (input, context) => {
+      const { amount, tokenId } = amountOrId(input);
+      return tokens.transfer(
+        await unlockSigner(wallets, chains, input, context),
+        {
+          token: parseAddress(input.token, "token"),
+          to: parseAddress(input.to, "to"),
+          ...(amount === undefined ? {} : { amount }),
+          ...(tokenId === undefined ? {} : { tokenId }),
+        },
+        context.owner,
+      );
+    },
+  });
+}
+
+/** deploy_new_contract */
+function deployContract({ wallets, chains, tokens }: TokenOperationDeps): Operation {
+  return defineOperation({
+    path: "deploy_new_contract",
+    tag: "Token Management",
+    summary:
+      "Deploys any contract from the wallet's address: creation bytecode, and the abi for constructor args",
+    params: Type.Object(
+      {
+        ...SignerFields,
+        bytecode: Type.String({ pattern: "^0x([0-9a-fA-F]{2})+$", maxLength: 2 * 49_152 + 2 }),
+        abi: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 500 })),
+        constructor_args: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 100 })),
+      },
+      { additionalProperties: false, title: "Contract deployment" },
+    ),
+    result: ContractDeployedSchema,
+    signs: true,
+    run: async (input, context) =>
+      tokens.deployContract(
+        await unlockSigner(wallets, chains, input, context),
+        {
+          bytecode: input.bytecode as Hex,
+          ...(input.abi === undefined ? {} : { abi: input.abi as unknown as Abi }),
+          ...(input.constructor_args === undefined ? {} : { constructorArgs: input.constructor_args }),
+        },
+        context.owner,
+      ),
+  });
 }
 
 /** Exactly one of `amount` (ERC20) and `token_id` (ERC721). */

@@ -1,5 +1,5 @@
 /** POST /transaction: unlock the wallet's key, then send through the pipeline, once per Idempotency-Key. */
-import type { LocalAccount } from "viem";
+import type { Hex, LocalAccount } from "viem";
 import { badRequest } from "../errors/chaingate-error.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import { requestHash } from "../idempotency/request-identity.js";
@@ -52,30 +52,13 @@ export class TransactionService {
     context: { idempotencyKey?: string | undefined; chainHeader?: unknown; owner?: string | null },
   ): Promise<{ tx_hash: `0x${string}`; receipt?: NodeReceipt }> {
     const { wallets, chains, pipeline, idempotency } = this.options;
-    if (body.wallet_id === undefined) throw badRequest("WALLET_ID_REQUIRED", "wallet_id is required");
-    if (
-      (typeof body.password !== "string" || body.password === "") &&
-      !(await wallets.signsWithoutPassword(body.wallet_id))
-    )
-      throw badRequest("PASSWORD_REQUIRED", "password is required to sign with a KEYSTORE_V3 wallet");
-    const to =
-      body.transaction.to === undefined || body.transaction.to === null
-        ? null
-        : parseAddress(body.transaction.to, "transaction.to");
-    const data = parseHexData(body.transaction.data, "transaction.data");
-    const value = parseWei(body.transaction.value, "transaction.value");
-    if (to === null && data === "0x") {
-      throw badRequest(
-        "INVALID_TRANSACTION",
-        "a transaction without `to` deploys a contract and needs `data`",
-      );
-    }
+    const { to, data, value } = await this.checkBody(body);
     const chain = chains.select(
       body.chain_id === undefined ? undefined : String(body.chain_id),
       context.chainHeader,
     );
     const index = body.index ?? 0;
-    const walletId = body.wallet_id;
+    const walletId = body.wallet_id!;
     // A KEYSTORE_V3 wallet refuses an empty one (PASSWORD_REQUIRED); a PKCS11 wallet takes none.
     const password = body.password ?? "";
     const owner = context.owner ?? null;
@@ -130,6 +113,30 @@ export class TransactionService {
       syncTimeoutMs(body.wait_ms, this.options.syncSend),
     );
     return { tx_hash: sent.tx_hash, receipt };
+  }
+
+  /** The body's own checks before anything is unlocked: who signs, with what, and what is sent. */
+  private async checkBody(body: TransactionBody): Promise<{ to: Hex | null; data: Hex; value: bigint }> {
+    const { wallets } = this.options;
+    if (body.wallet_id === undefined) throw badRequest("WALLET_ID_REQUIRED", "wallet_id is required");
+    if (
+      (typeof body.password !== "string" || body.password === "") &&
+      !(await wallets.signsWithoutPassword(body.wallet_id))
+    )
+      throw badRequest("PASSWORD_REQUIRED", "password is required to sign with a KEYSTORE_V3 wallet");
+    const to =
+      body.transaction.to === undefined || body.transaction.to === null
+        ? null
+        : parseAddress(body.transaction.to, "transaction.to");
+    const data = parseHexData(body.transaction.data, "transaction.data");
+    const value = parseWei(body.transaction.value, "transaction.value");
+    if (to === null && data === "0x") {
+      throw badRequest(
+        "INVALID_TRANSACTION",
+        "a transaction without `to` deploys a contract and needs `data`",
+      );
+    }
+    return { to, data, value };
   }
 
   /** The wallet's addresses named by index sign their authorizations, each unlocked with the request's password. */

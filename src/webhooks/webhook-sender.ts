@@ -137,54 +137,7 @@ export class WebhookSender {
     if (!any) return 0;
     const free = IN_FLIGHT - this.inFlight.size;
     if (free <= 0) return 0;
-    const fullEndpoints = [...this.byEndpoint].filter(([, n]) => n >= PER_ENDPOINT).map(([id]) => id);
-    const fullTenants = [...this.byTenant].filter(([, n]) => n >= PER_TENANT).map(([owner]) => owner);
-    const fullKeys = fullTenants.filter((o): o is string => o !== null);
-    const due: Due[] = await db
-      .selectFrom("webhook_deliveries as d")
-      .innerJoin("webhooks as w", "w.id", "d.webhook_id")
-      .innerJoin("webhook_events as e", "e.id", "d.event_id")
-      .select([
-        "d.id",
-        "d.webhook_id",
-        "w.owner",
-        "d.attempts",
-        "d.created_at",
-        "w.url",
-        "w.secret",
-        "e.id as event_id",
-        "e.type",
-        "e.data",
-        "e.created_at as event_created_at",
-      ])
-      .where("d.state", "=", "pending")
-      .where("d.next_attempt_at", "<=", now)
-      .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<", now)]))
-      // Endpoints and tenants with all their slots taken are not read at all, so that their
-      // backlog cannot fill the page and hide everyone else's.
-      .$if(fullEndpoints.length > 0, (q) => q.where("d.webhook_id", "not in", fullEndpoints))
-      .$if(fullTenants.includes(null), (q) => q.where("w.owner", "is not", null))
-      .$if(fullKeys.length > 0, (q) =>
-        q.where((eb) => eb.or([eb("w.owner", "is", null), eb("w.owner", "not in", fullKeys)])),
-      )
-      // In order per key: nothing goes while an earlier event of its key is still pending for the endpoint.
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom("webhook_deliveries as p")
-              .select("p.id")
-              .whereRef("p.webhook_id", "=", "d.webhook_id")
-              .whereRef("p.order_key", "=", "d.order_key")
-              .whereRef("p.order_seq", "<", "d.order_seq")
-              .where("p.state", "=", "pending"),
-          ),
-        ),
-      )
-      .orderBy("d.next_attempt_at")
-      .orderBy("d.order_seq")
-      .limit(IN_FLIGHT * 4)
-      .execute();
+    const due = await this.dueNow(now);
     let started = 0;
     for (const d of due) {
       if (started >= free) break;
@@ -203,6 +156,65 @@ export class WebhookSender {
       this.track(d);
     }
     return started;
+  }
+
+  /**
+   * Deliveries due now, not leased, in order per key, at most a few pages of what can start:
+   * endpoints and tenants with all their slots taken are not read at all, so that their backlog
+   * cannot fill the page and hide everyone else's.
+   */
+  private dueNow(now: number): Promise<Due[]> {
+    const db = this.options.store.db;
+    const fullEndpoints = [...this.byEndpoint].filter(([, n]) => n >= PER_ENDPOINT).map(([id]) => id);
+    const fullTenants = [...this.byTenant].filter(([, n]) => n >= PER_TENANT).map(([owner]) => owner);
+    const fullKeys = fullTenants.filter((o): o is string => o !== null);
+    return (
+      db
+        .selectFrom("webhook_deliveries as d")
+        .innerJoin("webhooks as w", "w.id", "d.webhook_id")
+        .innerJoin("webhook_events as e", "e.id", "d.event_id")
+        .select([
+          "d.id",
+          "d.webhook_id",
+          "w.owner",
+          "d.attempts",
+          "d.created_at",
+          "w.url",
+          "w.secret",
+          "e.id as event_id",
+          "e.type",
+          "e.data",
+          "e.created_at as event_created_at",
+        ])
+        .where("d.state", "=", "pending")
+        .where("d.next_attempt_at", "<=", now)
+        .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<", now)]))
+        // Endpoints and tenants with all their slots taken are not read at all, so that their
+        // backlog cannot fill the page and hide everyone else's.
+        .$if(fullEndpoints.length > 0, (q) => q.where("d.webhook_id", "not in", fullEndpoints))
+        .$if(fullTenants.includes(null), (q) => q.where("w.owner", "is not", null))
+        .$if(fullKeys.length > 0, (q) =>
+          q.where((eb) => eb.or([eb("w.owner", "is", null), eb("w.owner", "not in", fullKeys)])),
+        )
+        // In order per key: nothing goes while an earlier event of its key is still pending for the endpoint.
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom("webhook_deliveries as p")
+                .select("p.id")
+                .whereRef("p.webhook_id", "=", "d.webhook_id")
+                .whereRef("p.order_key", "=", "d.order_key")
+                .whereRef("p.order_seq", "<", "d.order_seq")
+                .where("p.state", "=", "pending"),
+            ),
+          ),
+        )
+        .orderBy("d.next_attempt_at")
+        .orderBy("d.order_seq")
+        .limit(IN_FLIGHT * 4)
+        .execute()
+    );
   }
 
   /** Sends in the background, holding the endpoint's and the tenant's slot until it settles. */
