@@ -140,7 +140,7 @@ try {
     gateway([fast], "alone"),
   ]);
   // Warm-up: connections, JIT, and the slow upstream's p90 (64 answers) learnt.
-  await measure(hedging.url, 300);
+  await measure(hedging.url, 1000);
   await measure(plain.url, 100);
   await measure(alone.url, 100);
   await measure(fast, 300);
@@ -178,6 +178,12 @@ try {
     );
   }
   for (const list of Object.values(all)) list.sort((a, b) => a - b);
+  // How often the slow upstream was asked first and had to be hedged, per upstream, from chaingate's own metrics.
+  const metrics = await (await fetch(`${hedging.url}/metrics`)).text();
+  const hedges = metrics
+    .split("\n")
+    .filter((line) => line.startsWith("chaingate_upstream_hedge"))
+    .map((line) => line.replace(/,?chain="1001",?/, ""));
   const target = 1.5 * pct(all.fast, 0.99) + 5;
   const summary = {
     reads_per_case_and_round: READS,
@@ -193,6 +199,7 @@ try {
     },
     target_ms: ms(target),
     target_met: pct(all.chaingate, 0.99) <= target,
+    hedge_counts: hedges,
     per_round: rounds,
   };
   console.log(JSON.stringify(summary, null, 2));

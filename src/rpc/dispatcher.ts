@@ -193,8 +193,13 @@ export class RpcDispatcher {
         return behaviour.result ? behaviour.result(chain, checked, agreed) : agreed;
       }
       const fetch = async () => {
-        const result = await fair(() => chain.pool.call({ method, params: checked })).catch(
-          (error: unknown) => whenUnsupported(behaviour, chain, checked, error),
+        // A node's answer chaingate does not rework is passed on as the node's own JSON text: no
+        // parse and no re-serialising of what only the client reads (and the cache keeps as text).
+        const call = behaviour.result
+          ? { method, params: checked }
+          : { method, params: checked, asText: true };
+        const result = await fair(() => chain.pool.call(call)).catch((error: unknown) =>
+          whenUnsupported(behaviour, chain, checked, error),
         );
         return behaviour.result ? behaviour.result(chain, checked, result) : result;
       };

@@ -5,6 +5,9 @@ import type { MethodSpec } from "./method-spec.js";
 
 export { JsonText };
 
+/** A node's answer text that says null ("not found"), whatever its spacing. */
+const NULL_TEXT = /^\s*null\s*$/;
+
 interface Entry {
   json: JsonText;
   /** Head the answer was valid for; undefined for answers that never change. */
@@ -126,9 +129,11 @@ export class ResponseCache {
     this.misses++;
     const run = (async () => {
       const result = await fetch();
-      const json = new JsonText(JSON.stringify(result ?? null));
+      const json = result instanceof JsonText ? result : new JsonText(JSON.stringify(result ?? null));
       // A null "not found" may become found later (a transaction about to be mined): never kept.
-      if (lifetime !== "never" && result !== null && result !== undefined) {
+      const found =
+        result instanceof JsonText ? !NULL_TEXT.test(result.text) : result !== null && result !== undefined;
+      if (lifetime !== "never" && found) {
         this.store(key, { json, head: lifetime === "head" ? head : undefined, used: false });
       }
       return json;

@@ -2,14 +2,15 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeFunctionData, type Hex, parseAbi, parseEther, toHex } from "viem";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import { type Envelope, nodeCall } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
-import type { TestRuntime } from "../test-support/test-runtime.js";
+import { describeEachStore } from "../test-support/stores.js";
+import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { ok } from "../test-support/token-helpers.js";
 
 const PASSWORD = "quorum-custody-pw";
@@ -22,7 +23,7 @@ type Lie = "none" | "simulation succeeds" | "estimate x5" | "no code";
 
 const own = ownNodes("quorum-custody");
 
-describe("custody on a chain with two upstreams, one of which lies", () => {
+describeEachStore("custody on a chain with two upstreams, one of which lies", (target) => {
   let proxy: RpcProxy;
   let nodeA: string;
   let nodeB: string;
@@ -68,7 +69,7 @@ describe("custody on a chain with two upstreams, one of which lies", () => {
   }
 
   beforeAll(async () => {
-    const [a, b] = await Promise.all([own.anvil("a"), own.anvil("b")]);
+    const [a, b] = await Promise.all([own.anvil(`a-${target}`), own.anvil(`b-${target}`)]);
     nodeA = a.url;
     nodeB = b.url;
     proxy = await startRpcProxy(b.url, undefined, (call, answer) => {
@@ -81,7 +82,7 @@ describe("custody on a chain with two upstreams, one of which lies", () => {
       if (lie === "no code" && call.method === "eth_getCode") return { result: "0x" };
       return answer;
     });
-    const config = join(own.dir, "chains.json");
+    const config = join(own.dir, `chains-${target}.json`);
     writeFileSync(
       config,
       JSON.stringify({
@@ -96,7 +97,8 @@ describe("custody on a chain with two upstreams, one of which lies", () => {
         ],
       }),
     );
-    rt = await own.runtime({
+    rt = await startTestRuntime({
+      store: target,
       deploy: true,
       env: {
         CHAINGATE_CONFIG: config,
@@ -141,6 +143,7 @@ describe("custody on a chain with two upstreams, one of which lies", () => {
     expect((await rpc("personal_unlockAccount", [wallet.address, PASSWORD, 600])).result).toBe(true);
   }, 180_000);
   afterAll(async () => {
+    await rt?.close();
     await proxy?.close();
   });
 

@@ -50,6 +50,11 @@ interface Member {
   /** Times this upstream was asked as the second half of a hedged read, and answered it first. */
   hedges: number;
   hedgeWins: number;
+  /** Until the pool's call count reaches this, it is asked after the other in-sync members: hedges beat it often (decision 154). */
+  outpacedUntil: number;
+  /** Hedgeable reads it was asked first for, and those a hedge beat it on: decayed counts (about the last 64). */
+  firsts: number;
+  firstsLost: number;
   /** The oldest block whose state it holds, as probed or learnt from its answers (0: all it was asked, or not known). */
   oldestState: number;
 }
@@ -82,6 +87,15 @@ const BROADCAST = new Set(["eth_sendRawTransaction", "eth_sendRawTransactionSync
 const LATENCY_SAMPLES = 64;
 /** The wait before a hedge while an upstream has answered too few calls to know its p90. */
 const HEDGE_DEFAULT_MS = 250;
+/**
+ * For how many of the pool's next calls a member a hedge beat is asked after its in-sync peers
+ * (decision 154): counted in calls, not time, so a quiet chain does not forget sooner than a busy one.
+ */
+const OUTPACED_CALLS = 2_048;
+/** The share of its first-asked reads a hedge must beat a member on before it is put after its peers. */
+const OUTPACED_RATE = 0.05;
+/** Each new first-asked read weighs this much more than the one before: about the last 64 count. */
+const FIRSTS_DECAY = 63 / 64;
 /** No hedge sooner than this: below it a second request only doubles the load. */
 const HEDGE_MIN_MS = 3;
 
@@ -96,6 +110,10 @@ export function blockNumberOf(param: unknown): number | undefined {
   if (typeof text !== "string" || !/^0x[0-9a-fA-F]{1,13}$/.test(text)) return undefined;
   return Number.parseInt(text.slice(2), 16);
 }
+
+/** The share of a member's recent first-asked reads a hedge beat it on. */
+const lossRate = (m: { firsts: number; firstsLost: number }) =>
+  m.firsts === 0 ? 0 : m.firstsLost / m.firsts;
 
 function p90(samples: readonly number[]): number | undefined {
   if (samples.length < 8) return undefined;
@@ -189,6 +207,9 @@ export class UpstreamPool {
         latencies: [],
         hedges: 0,
         hedgeWins: 0,
+        outpacedUntil: 0,
+        firsts: 0,
+        firstsLost: 0,
         oldestState: 0,
       } satisfies Member;
     });
@@ -333,7 +354,8 @@ export class UpstreamPool {
   /** In-sync healthy upstreams first (round robin), then lagging ones, cooling ones last as a final resort. */
   private order(now: number): Member[] {
     if (this.members.length === 1) return this.usable(this.members[0]!) ? this.members : [];
-    const start = this.cursor++ % this.members.length;
+    const call = this.cursor++;
+    const start = call % this.members.length;
     const rotated = [...this.members.slice(start), ...this.members.slice(0, start)].filter((m) =>
       this.usable(m),
     );
@@ -342,7 +364,11 @@ export class UpstreamPool {
       best === undefined || m.head === undefined || best - m.head <= MAX_LAG_BLOCKS;
     const healthy = rotated.filter((m) => m.coolUntil <= now);
     return [
-      ...healthy.filter(inSync),
+      // A member a hedge lately beat is asked after its in-sync peers: a node that holds some
+      // answers long (a flaky disk, a busy peer) stops setting the tail of every read it is first for.
+      ...healthy.filter((m) => inSync(m) && m.outpacedUntil <= call),
+      // When every peer was put back, the one hedges beat least often goes first.
+      ...healthy.filter((m) => inSync(m) && m.outpacedUntil > call).sort((a, b) => lossRate(a) - lossRate(b)),
       ...healthy.filter((m) => !inSync(m)),
       ...rotated.filter((m) => m.coolUntil > now),
     ];
@@ -434,6 +460,19 @@ export class UpstreamPool {
     });
   }
 
+  /**
+   * How a read `member` was first for ended: `lost` when a hedge beat it. A member that loses
+   * often (decision 154) is asked after its in-sync peers for the pool's next calls; an occasional
+   * loss, which any node's jitter gives, does not move it.
+   */
+  private noteFirst(member: Member, lost: boolean): void {
+    member.firsts = member.firsts * FIRSTS_DECAY + 1;
+    member.firstsLost = member.firstsLost * FIRSTS_DECAY + (lost ? 1 : 0);
+    // Two losses among its recent first-asked reads (the decayed count of two is just under 2).
+    if (lost && member.firstsLost >= 1.5 && lossRate(member) >= OUTPACED_RATE)
+      member.outpacedUntil = this.cursor + OUTPACED_CALLS;
+  }
+
   /** How long a read waits for `member` before it is also asked of the next; undefined: no hedge. */
   private hedgeDelay(member: Member): number | undefined {
     if (this.hedge === false) return undefined;
@@ -478,6 +517,7 @@ export class UpstreamPool {
             member.coolUntil = 0;
             this.noteLatency(member, performance.now() - started);
             if (i === 1 && hedging) member.hedgeWins++;
+            this.noteFirst(first, i === 1 && hedging);
             resolve(result);
           },
           (error: unknown) => {
