@@ -1,9 +1,8 @@
 /** A client's read that N upstreams must answer alike (`consensus=N`, `Chaingate-Consensus: N`), with the chain's policy for a disagreement (decision 150). */
-import { ChaingateError } from "../errors/chaingate-error.js";
 import { upstreamsDisagree, upstreamUnavailable } from "../errors/rpc-errors.js";
 import type { Chain } from "./chain-registry.js";
 import type { UpstreamCall } from "./http-upstream.js";
-import { describeVotes, type QuorumRead, sameRefusalOf, tallyVotes, type Vote } from "./quorum-read.js";
+import { describeVotes, sameRefusalOf, tallyVotes, type Vote, voteOf } from "./quorum-read.js";
 import type { DisagreementPolicy } from "./upstream-pool.js";
 
 /** JSON with object keys sorted and hex in one case: two nodes' answers compare by what they say, not how. */
@@ -23,15 +22,6 @@ export function canonicalJson(value: unknown): string {
 function shortAnswer(value: unknown): string {
   const text = canonicalJson(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
-
-async function voteOf(chain: Chain, label: string, call: UpstreamCall): Promise<Vote<unknown>> {
-  try {
-    return { label, kind: "answer", value: await chain.pool.callOn(label, call) };
-  } catch (error) {
-    if (error instanceof ChaingateError && !error.failover) return { label, kind: "refused", error };
-    return { label, kind: "silent", why: (error as Error).message };
-  }
 }
 
 type Spoken = Extract<Vote<unknown>, { kind: "answer" | "refused" }>;
@@ -79,22 +69,20 @@ export async function consensusRead(
   const spoken = () => votes.filter((v) => v.kind !== "silent").length;
   while (spoken() < n && queue.length > 0) {
     const next = queue.splice(0, n - spoken());
-    votes.push(...(await Promise.all(next.map((label) => voteOf(chain, label, call)))));
+    votes.push(
+      ...(await Promise.all(next.map((label) => voteOf(label, () => chain.pool.callOn(label, call))))),
+    );
   }
-  const read: QuorumRead<unknown> = {
-    what: call.method,
-    ask: () => Promise.reject(new Error("not asked again")),
-    same: (a, b) => canonicalJson(a) === canonicalJson(b),
-    show: shortAnswer,
-  };
-  const tally = tallyVotes(votes, n, read);
+  const tally = tallyVotes(votes, n, { same: (a, b) => canonicalJson(a) === canonicalJson(b) });
   if (tally.kind === "agreed") return answerOf(tally.vote);
   if (tally.kind === "short")
     throw upstreamUnavailable(
       `consensus=${n}: only ${spoken()} upstream(s) answered ${call.method} (${describeVotes(votes, shortAnswer)})`,
     );
   if (policy === "majority") {
-    votes.push(...(await Promise.all(queue.map((label) => voteOf(chain, label, call)))));
+    votes.push(
+      ...(await Promise.all(queue.map((label) => voteOf(label, () => chain.pool.callOn(label, call))))),
+    );
     const [largest] = groups(votes);
     if (largest !== undefined && largest.length * 2 > spoken() && largest.length >= n)
       return answerOf(largest[0]!);

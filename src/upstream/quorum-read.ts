@@ -45,7 +45,11 @@ export type Tally<T> =
  * against the quorum, never for it. A refusal is a vote like an answer: two nodes that both say a
  * call reverts agree.
  */
-export function tallyVotes<T>(votes: readonly Vote<T>[], required: number, read: QuorumRead<T>): Tally<T> {
+export function tallyVotes<T>(
+  votes: readonly Vote<T>[],
+  required: number,
+  read: Pick<QuorumRead<T>, "same" | "sameRefusal">,
+): Tally<T> {
   const sameRefusal = read.sameRefusal ?? sameRefusalOf;
   const spoken = votes.filter(
     (v): v is Extract<Vote<T>, { kind: "answer" | "refused" }> => v.kind !== "silent",
@@ -95,7 +99,8 @@ export function checksByQuorum(chain: Chain): boolean {
   return chain.pool.upstreams.length >= 2;
 }
 
-async function voteOf<T>(label: string, ask: () => Promise<T>): Promise<Vote<T>> {
+/** One upstream's vote: its answer, its own refusal, or silence when it could not answer. */
+export async function voteOf<T>(label: string, ask: () => Promise<T>): Promise<Vote<T>> {
   try {
     return { label, kind: "answer", value: await ask() };
   } catch (error) {
