@@ -139,17 +139,6 @@ export function signatureBytes(
   throw guard.mismatch(key.address, `hash ${bytesToHex(hash)}`);
 }
 
-/** The same, with r and s as 32-byte hex (what viem's signatures carry). */
-export function ethereumSignature(
-  hash: Uint8Array,
-  raw: RawSignature,
-  address: string,
-  guard: SignatureGuard,
-): { r: Hex; s: Hex; yParity: number } {
-  const { r, s, yParity } = signatureBytes(hash, raw, { address }, guard);
-  return { r: bytesToHex(r, { size: 32 }), s: bytesToHex(s, { size: 32 }), yParity };
-}
-
 /**
  * A viem account for `address` whose every signature (transactions, messages, typed data, EIP-7702
  * authorizations, raw hashes) comes from `signHash` and is verified before it is answered. A held

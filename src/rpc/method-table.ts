@@ -7,7 +7,7 @@ import { NAMESPACE_METHODS } from "./method-rows-namespaces.js";
 import { SPEC_METHODS } from "./method-rows-spec.js";
 import { block, type MethodSpec, type Row } from "./method-spec.js";
 
-export type { CachePolicy, MethodHandler, MethodSpec, MethodTrait, ParamSpec } from "./method-spec.js";
+export type { MethodSpec } from "./method-spec.js";
 
 function toSpec(inSpec: boolean) {
   return ([name, summary, params, handler, cache, traits = []]: Row): MethodSpec => {

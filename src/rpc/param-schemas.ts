@@ -1,5 +1,5 @@
 /** TypeBox schemas of the standard's parameter types, shared by validation and the OpenAPI document. */
-import { type TSchema, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 
 export const Address = Type.String({
   pattern: "^0x[0-9a-fA-F]{40}$",
@@ -154,8 +154,3 @@ export const RewardPercentiles = Type.Array(Type.Number({ minimum: 0, maximum: 1
   maxItems: 100,
 });
 export const StorageSlots = Type.Array(StorageSlot, { title: "storage keys" });
-export const TypedData = Type.Union([Type.String(), Type.Record(Type.String(), Type.Unknown())], {
-  title: "typed data",
-});
-
-export type ParamSchema = TSchema;

@@ -44,7 +44,6 @@ export const TX_STATES: readonly TxState[] = [
   "dropped",
 ];
 const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
 
 export function toTransferRecord(row: TransactionsTable): TransferRecord {
   return {
