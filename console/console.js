@@ -1,4 +1,5 @@
 // The operator console: a plain page over chaingate's public HTTP API (the same calls any client makes); this module routes between the pages, one ES module each.
+import { forgetAnswers } from "./forms.js";
 import { ApiError, key, main, nav, say } from "./lib.js";
 import { renderActions } from "./page-actions.js";
 import { renderActivity } from "./page-activity.js";
@@ -29,7 +30,9 @@ const PAGES = {
 async function route() {
   clearTimeout(refreshTimer);
   const visit = ++nav.visits;
-  const hash = PAGES[location.hash] ? location.hash : "#/network";
+  // A page's address may carry what to pick on it (#/activity?tx=0x…, from an action's answer).
+  const path = location.hash.split("?")[0];
+  const hash = PAGES[path] ? path : "#/network";
   for (const link of document.querySelectorAll("nav a")) {
     if (link.getAttribute("href") === hash) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
@@ -52,6 +55,7 @@ nav.route = route;
 nav.restartFeed = startFeed;
 window.addEventListener("hashchange", () => {
   say("");
+  forgetAnswers();
   route().then(() => main.focus());
 });
 startFeed();

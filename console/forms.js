@@ -1,5 +1,5 @@
 // The action forms' parts: fields, pickers and the form that confirms and submits.
-import { ApiError, custody, h, members, network, say, short, tokens } from "./lib.js";
+import { ApiError, custody, h, members, network, short, tokens } from "./lib.js";
 
 // ---- Actions ----
 
@@ -133,23 +133,105 @@ export function datalists() {
   ];
 }
 
+/**
+ * Each form's last answer, by form id: a form drawn again (the Wallets page re-renders after an
+ * unlock) shows it still. Cleared when the operator goes to another page.
+ */
+const answers = new Map();
+
+export function forgetAnswers() {
+  answers.clear();
+}
+
+/** Transaction hashes and transport ids an answer names, for links to their records. */
+function recordsIn(result) {
+  const found = { hashes: new Set(), transports: new Set() };
+  const visit = (value, key) => {
+    if (Array.isArray(value)) for (const item of value) visit(item, key);
+    else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) visit(v, k);
+    else if (typeof value === "string" && /tx_hash$/.test(key ?? "") && /^0x[0-9a-f]{64}$/i.test(value))
+      found.hashes.add(value);
+    else if (typeof value === "string" && key === "transport_id") found.transports.add(value);
+  };
+  visit(result);
+  return found;
+}
+
+/** The answer's text: what happened, links to the records it made, the whole answer folded. */
+function answerParts(legend, answer) {
+  if (answer.state === "working") return [`${legend}: working…`];
+  if (answer.state === "failed") return [`${legend} failed. ${answer.message}`];
+  const { hashes, transports } = recordsIn(answer.result);
+  const links = [
+    ...[...hashes].map((hash) =>
+      h(
+        "li",
+        {},
+        "Transaction ",
+        h("code", { title: hash }, short(hash)),
+        " ",
+        h("a", { href: `#/activity?tx=${hash}` }, "see its record"),
+      ),
+    ),
+    ...[...transports].map((id) =>
+      h(
+        "li",
+        {},
+        "Transport ",
+        h("code", { title: id }, short(id)),
+        " ",
+        h("a", { href: `#/activity?transport=${id}` }, "see its record"),
+      ),
+    ),
+  ];
+  return [
+    `${legend}: done.`,
+    links.length ? h("ul", {}, links) : null,
+    h(
+      "details",
+      {},
+      h("summary", {}, "The whole answer"),
+      h("pre", { class: "answer" }, JSON.stringify(answer.result, null, 2)),
+    ),
+  ];
+}
+
+/** Shows the form's answer in its own place under its button, scrolled into view and focused. */
+function paint(id, legend, focus) {
+  const place = document.getElementById(`${id}-result`);
+  const answer = answers.get(id);
+  if (!place || !answer) return;
+  place.className = `result${answer.state === "done" ? " ok" : answer.state === "working" ? " working" : ""}`;
+  place.setAttribute("role", answer.state === "failed" ? "alert" : "status");
+  place.replaceChildren(...answerParts(legend, answer).filter(Boolean));
+  if (focus) {
+    place.scrollIntoView({ block: "nearest" });
+    place.focus({ preventScroll: true });
+  }
+}
+
 export function actionForm(id, legend, fields, confirmText, submit) {
-  const form = h("form", { class: "action", id }, ...fields, h("button", { type: "submit" }, legend));
+  const result = h("div", { class: "result", id: `${id}-result`, tabindex: "-1", "aria-live": "polite" });
+  const form = h("form", { class: "action", id }, ...fields, h("button", { type: "submit" }, legend), result);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const values = Object.fromEntries(new FormData(form));
     if (!confirm(confirmText(values))) return;
-    say("Working…", true);
+    answers.set(id, { state: "working" });
+    paint(id, legend, false);
     try {
-      const result = await submit(values);
-      say(`${legend}: done.\n${JSON.stringify(result, null, 2)}`, true);
+      const answer = await submit(values);
       // A done action starts its form over (the password first of all), so nothing of it is sent twice by mistake.
       form.reset();
+      answers.set(id, { state: "done", result: answer });
     } catch (error) {
-      say(`${legend} failed. ${error.message}`);
+      // What was typed stays, to be corrected and sent again.
+      answers.set(id, { state: "failed", message: error.message });
     }
+    paint(id, legend, true);
   });
   followSource(form);
+  queueMicrotask(() => paint(id, legend, false));
   return h("fieldset", {}, h("legend", {}, legend), form);
 }
 

@@ -85,9 +85,55 @@ function askForKey(reason) {
   document.getElementById("key-input").focus();
 }
 
-/** Wei as ether, exact: every significant decimal kept (1 wei reads 0.000000000000000001 ETH, not 0.0000). */
-export function formatEther(hexWei) {
-  return `${formatUnits(BigInt(hexWei ?? 0), 18)} ETH`;
+/**
+ * The one amount rule: whole units with the symbol in the cell (100 OPS, 0.5 ETH), the base units
+ * on hover. Without known decimals (an ERC721 id count, a token chaingate did not create) the
+ * number is shown as it is, named as base units.
+ */
+export function amountCell(base, { decimals, symbol } = {}, attributes = {}) {
+  if (base === null || base === undefined || base === "") return h("td", attributes, "");
+  const units = BigInt(base);
+  const known = decimals !== undefined && symbol !== undefined;
+  return h(
+    "td",
+    {
+      class: "number",
+      title: `${units.toLocaleString("en-US")} base units`,
+      "data-base-units": units.toString(),
+      ...attributes,
+    },
+    known ? `${formatUnits(units, decimals)} ${symbol}` : `${units.toLocaleString("en-US")} base units`,
+  );
+}
+
+/** Wei as an amount cell (ETH, the wei on hover). */
+export const etherCell = (wei, attributes = {}) =>
+  amountCell(BigInt(wei ?? 0), { decimals: 18, symbol: "ETH" }, attributes);
+
+/** The one time format: local date and 24-hour time to the second; the ISO time and how long ago on hover. */
+export function formatTime(iso) {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return "";
+  const two = (n) => String(n).padStart(2, "0");
+  return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+}
+
+/** A <time> in the one format: the date and the clock each kept whole, the ISO time and age on hover. */
+export function timeOf(iso) {
+  const text = new Date(iso).toISOString();
+  const [date, clock] = formatTime(text).split(" ");
+  return h(
+    "time",
+    { datetime: text, title: `${text} (${age(text)} ago)` },
+    h("span", { class: "nowrap" }, date),
+    " ",
+    h("span", { class: "nowrap" }, clock),
+  );
+}
+
+export function timeCell(iso, prefix = "") {
+  if (!iso) return h("td", {}, "");
+  return h("td", { class: "time" }, prefix, timeOf(iso));
 }
 
 export function age(iso) {
@@ -100,7 +146,9 @@ export function age(iso) {
 /** A long hex value shortened to its ends; the whole is in the title (hover) and the copy button. */
 export function short(value) {
   const text = String(value);
-  return text.length > 20 ? `${text.slice(0, 10)}…${text.slice(-6)}` : text;
+  // 0x and six digits, then the last four: enough to tell addresses apart at a glance, narrow enough
+  // that a table of several hashes fits a 1280 px page.
+  return text.length > 16 ? `${text.slice(0, 8)}…${text.slice(-4)}` : text;
 }
 
 async function copy(value) {
@@ -162,7 +210,12 @@ export function stateCell(state) {
   return h("td", { class: ok ? "state-ok" : bad ? "state-bad" : "state-wait", "data-state": state }, state);
 }
 
+/** A table in a box that scrolls sideways when its columns are wider than the page: cells never break a word. */
 export function table(caption, columns, rows, attributes = {}) {
+  return h("div", { class: "table-scroll" }, tableOnly(caption, columns, rows, attributes));
+}
+
+function tableOnly(caption, columns, rows, attributes) {
   return h(
     "table",
     attributes,
@@ -217,6 +270,12 @@ export async function loadTokens() {
     decimals: t.kind === "create_new_ERC20_token" ? (t.details.decimals ?? 18) : 0,
   }));
   return tokens;
+}
+
+/** The decimals and symbol of an ERC20 chaingate created (the amount rule needs them); none for others. */
+export function unitsOf(address) {
+  const token = tokens.find((t) => t.address.toLowerCase() === String(address ?? "").toLowerCase());
+  return token?.standard === "ERC20" ? { decimals: token.decimals, symbol: token.symbol } : {};
 }
 
 /**

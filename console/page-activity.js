@@ -1,16 +1,20 @@
 // The Activity page: transfers and transports, paged, with the stuck ones first.
 import {
-  age,
+  amountCell,
   errorCell,
-  formatEther,
+  etherCell,
   h,
   hashCell,
+  loadTokens,
   main,
   nav,
   operation,
   short,
   stateCell,
   table,
+  timeCell,
+  timeOf,
+  unitsOf,
 } from "./lib.js";
 
 // ---- Transfers and transports ----
@@ -63,11 +67,36 @@ export function pager(list, nextCursor) {
 }
 
 /** What a transfer moved: ether for plain sends, the token amount or id for token operations. */
-function movedValue(t) {
-  if (t.details?.amount !== undefined) return `${t.details.amount} units`;
-  if (t.details?.token_id !== undefined) return `token id ${t.details.token_id}`;
-  if (t.details?.initial_supply !== undefined) return `supply ${t.details.initial_supply}`;
-  return t.value && t.value !== "0" ? formatEther(t.value) : "";
+function movedCell(t) {
+  const marked = { "data-value": "" };
+  const d = t.details ?? {};
+  if (d.amount !== undefined) return amountCell(d.amount, unitsOf(d.token), marked);
+  if (d.token_id !== undefined) return h("td", { class: "number", ...marked }, `token id ${d.token_id}`);
+  if (d.initial_supply !== undefined)
+    return amountCell(d.initial_supply, { decimals: d.decimals ?? 18, symbol: d.symbol ?? "" }, marked);
+  return t.value && t.value !== "0" ? etherCell(t.value, marked) : h("td", marked, "");
+}
+
+function transportAmountCell(t) {
+  if (t.amount !== null && t.amount !== undefined) return amountCell(t.amount, unitsOf(t.token));
+  return h(
+    "td",
+    { class: "number" },
+    t.token_id ? `token id ${t.token_id}` : t.payload_hash ? "message" : "",
+  );
+}
+
+/** The row an action's answer linked to (#/activity?tx=0x… or ?transport=…), marked and scrolled to once. */
+let scrolledTo = "";
+function picked() {
+  const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
+  return { tx: query.get("tx")?.toLowerCase(), transport: query.get("transport") };
+}
+function scrollToPicked() {
+  const row = main.querySelector("tr.picked");
+  if (!row || scrolledTo === location.hash) return;
+  scrolledTo = location.hash;
+  row.scrollIntoView({ block: "center" });
 }
 
 export async function renderActivity(filter = "all") {
@@ -77,7 +106,9 @@ export async function renderActivity(filter = "all") {
     await Promise.all([
       operation("list_all_transfers", { limit: PAGE_SIZE, ...cursorOf("transfers") }),
       operation("list_all_transports", { limit: PAGE_SIZE, ...cursorOf("transports") }),
+      loadTokens(),
     ]);
+  const pick = picked();
   const select = h(
     "select",
     { id: "activity-filter", onchange: (event) => renderActivity(event.target.value) },
@@ -110,7 +141,7 @@ export async function renderActivity(filter = "all") {
         "State",
         "Source tx",
         "Destination tx",
-        "Age",
+        "Created",
         "Error",
         "Refund",
       ],
@@ -119,12 +150,12 @@ export async function renderActivity(filter = "all") {
         .map((t) =>
           h(
             "tr",
-            { "data-transport": t.id },
+            { "data-transport": t.id, class: pick.transport === t.id ? "picked" : undefined },
             hashCell(t.id),
             h("td", {}, t.kind),
             h("td", {}, t.source_chain_id),
             h("td", {}, t.destination_chain_id),
-            h("td", { class: "number" }, t.amount ?? t.token_id ?? (t.payload_hash ? "message" : "")),
+            transportAmountCell(t),
             t.state === "queued" && t.release_at
               ? h(
                   "td",
@@ -133,12 +164,13 @@ export async function renderActivity(filter = "all") {
                     "data-state": t.state,
                     title: t.refund_at ? `refunded at ${t.refund_at}` : "",
                   },
-                  `queued until ${new Date(t.release_at).toLocaleString()}`,
+                  "queued until ",
+                  timeOf(t.release_at),
                 )
               : stateCell(t.state),
             hashCell(t.source_tx_hash),
             hashCell(t.destination_tx_hash),
-            h("td", {}, age(t.created_at)),
+            timeCell(t.created_at),
             errorCell(t.error, t.revert_data),
             t.refund_state
               ? h(
@@ -155,22 +187,22 @@ export async function renderActivity(filter = "all") {
     pager("transports", nextTransports),
     table(
       "Transactions signed by chaingate",
-      ["Kind", "Chain", "From", "To", "Value", "Nonce", "State", "Transaction", "Age", "Error"],
+      ["Kind", "Chain", "From", "To", "Value", "Nonce", "State", "Transaction", "Created", "Error"],
       transfers
         .filter((t) => interesting(filter, t.state, t.updated_at))
         .map((t) =>
           h(
             "tr",
-            { "data-transfer": t.tx_hash },
+            { "data-transfer": t.tx_hash, class: pick.tx === t.tx_hash.toLowerCase() ? "picked" : undefined },
             h("td", {}, t.kind),
             h("td", {}, t.chain_id),
             hashCell(t.from),
             t.to ? hashCell(t.to) : h("td", {}, "(deploy)"),
-            h("td", { class: "number", "data-value": "" }, movedValue(t)),
+            movedCell(t),
             h("td", { class: "number" }, t.nonce),
             stateCell(t.state),
             hashCell(t.tx_hash),
-            h("td", {}, age(t.created_at)),
+            timeCell(t.created_at),
             errorCell(t.error),
           ),
         ),
@@ -178,4 +210,5 @@ export async function renderActivity(filter = "all") {
     ),
     pager("transfers", nextTransfers),
   );
+  scrollToPicked();
 }

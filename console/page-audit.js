@@ -1,5 +1,17 @@
 // The Audit page: the signing decisions and changes in the audit log.
-import { api, h, hashCell, main, nav, table } from "./lib.js";
+import {
+  amountCell,
+  api,
+  etherCell,
+  h,
+  hashCell,
+  loadTokens,
+  main,
+  nav,
+  table,
+  timeCell,
+  unitsOf,
+} from "./lib.js";
 import { PAGE_SIZE, pager, pages } from "./page-activity.js";
 
 // ---- Audit ----
@@ -10,7 +22,10 @@ export async function renderAudit(decision = "all") {
   const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
   if (decision !== "all") query.set("decision", decision);
   if (pages.audit.cursor !== undefined) query.set("cursor", pages.audit.cursor);
-  const { entries, next_cursor: next } = await api("/audit", { query: `?${query}` });
+  const [{ entries, next_cursor: next }] = await Promise.all([
+    api("/audit", { query: `?${query}` }),
+    loadTokens(),
+  ]);
   const select = h(
     "select",
     {
@@ -44,7 +59,7 @@ export async function renderAudit(decision = "all") {
         "Rule",
         "Address",
         "To",
-        "Value (wei)",
+        "Value",
         "Token amount",
         "Transaction",
       ],
@@ -52,7 +67,7 @@ export async function renderAudit(decision = "all") {
         h(
           "tr",
           { "data-audit": e.id, "data-decision": e.decision },
-          h("td", {}, new Date(e.created_at).toLocaleString()),
+          timeCell(e.created_at),
           hashCell(e.api_key_id),
           h("td", {}, e.operation),
           h(
@@ -63,8 +78,8 @@ export async function renderAudit(decision = "all") {
           h("td", {}, e.rule ?? ""),
           hashCell(e.address),
           hashCell(e.to),
-          h("td", {}, e.value ?? ""),
-          h("td", {}, e.token_amount ?? ""),
+          e.value === null || e.value === undefined ? h("td", {}, "") : etherCell(e.value),
+          amountCell(e.token_amount, unitsOf(e.token)),
           hashCell(e.tx_hash),
         ),
       ),

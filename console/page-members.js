@@ -1,5 +1,5 @@
 // The Members page.
-import { h, hashCell, loadMembers, main, members, nav, stateCell, table } from "./lib.js";
+import { h, hashCell, loadMembers, main, members, nav, stateCell, table, timeCell } from "./lib.js";
 
 // ---- Members ----
 
@@ -22,7 +22,7 @@ export async function renderMembers() {
           h("td", {}, m.role),
           stateCell(m.status),
           hashCell(m.owner),
-          h("td", {}, m.created_at),
+          timeCell(m.created_at),
           hashCell(m.tx_hash),
         ),
       ),

@@ -2,22 +2,11 @@
 import { h, key, loadNetwork, main, nav, network, table } from "./lib.js";
 
 const blocks = [];
-const SAMPLES_STORAGE = "chaingate.metricSamples";
 /**
- * /metrics samples of the last five minutes, kept in this tab's session storage so a reload draws
- * the chart it had rather than starting empty (the counters are the server's, so deltas across a
- * reload hold; a restarted server's counters start again and count as zero, never negative).
+ * The server's requests and errors by ten seconds over the last ten minutes (GET /metrics/recent),
+ * read on load and every five seconds: the chart is full from the first look, whoever opened it.
  */
-const metricSamples = restoredSamples();
-
-function restoredSamples() {
-  try {
-    const kept = JSON.parse(sessionStorage.getItem(SAMPLES_STORAGE) ?? "[]");
-    return Array.isArray(kept) ? kept.filter((s) => Date.now() - s.at < 5 * 60_000) : [];
-  } catch {
-    return [];
-  }
-}
+let recent = [];
 /** /metrics answers admin keys only: a user key's console says so instead of drawing an empty chart. */
 let metricsDenied = false;
 
@@ -94,22 +83,21 @@ export function startFeed() {
 export async function sampleMetrics() {
   try {
     const headers = key() ? { authorization: `Bearer ${key()}` } : {};
-    const response = await fetch("/metrics", { headers });
+    const response = await fetch("/metrics/recent", { headers });
     metricsDenied = response.status === 403;
     if (!response.ok) return;
-    const text = await response.text();
-    let requests = 0;
-    let errors = 0;
-    for (const line of text.split("\n")) {
-      const match = /^chaingate_http_requests_total\{([^}]*)\} (\d+(?:\.\d+)?)/.exec(line);
-      if (!match) continue;
-      const value = Number(match[2]);
-      requests += value;
-      if (/status="[45]\d\d"/.test(match[1])) errors += value;
-    }
-    metricSamples.push({ at: Date.now(), requests, errors });
-    if (metricSamples.length > 61) metricSamples.shift();
-    sessionStorage.setItem(SAMPLES_STORAGE, JSON.stringify(metricSamples));
+    const { bucket_seconds: seconds, buckets } = await response.json();
+    // Per minute; the current bucket is counted over the part of it that has passed.
+    recent = buckets.map((b, i) => {
+      const at = Date.parse(b.at);
+      const passed = i === buckets.length - 1 ? Math.max(1, (Date.now() - at) / 1000) : seconds;
+      return {
+        at: at + seconds * 1000,
+        requests: (b.requests * 60) / passed,
+        errors: (b.errors * 60) / passed,
+      };
+    });
+    document.getElementById("requests-chart")?.closest("figure")?.replaceWith(chart());
   } catch {
     // The chart shows what it has; the next sample tries again.
   }
@@ -130,20 +118,11 @@ function axisTop(max) {
 }
 
 /**
- * Requests and errors per minute between consecutive /metrics samples (every 5 s), as bars on a time
- * axis that ends now: requests in blue, the 4xx/5xx answers among them in red on top of it.
+ * Requests and errors per minute by ten seconds (the server's history), as bars on a time axis that
+ * ends now: requests in blue, the 4xx/5xx answers among them in red on top of it.
  */
 function chart() {
-  const rates = [];
-  for (let i = 1; i < metricSamples.length; i++) {
-    const [a, b] = [metricSamples[i - 1], metricSamples[i]];
-    const minutes = (b.at - a.at) / 60_000;
-    rates.push({
-      at: b.at,
-      requests: Math.max(0, (b.requests - a.requests) / minutes),
-      errors: Math.max(0, (b.errors - a.errors) / minutes),
-    });
-  }
+  const rates = recent;
   const [width, height] = [600, 200];
   const plot = { left: 64, right: 12, top: 12, bottom: 36 };
   const inner = { width: width - plot.left - plot.right, height: height - plot.top - plot.bottom };
@@ -165,7 +144,7 @@ function chart() {
     "aria-label",
     last
       ? `Requests per minute over the last five minutes; latest ${Math.round(last.requests)} requests and ${Math.round(last.errors)} errors per minute`
-      : "Collecting samples",
+      : "Reading the server's history",
   );
   // Axes, gridlines and their labels (units on the y axis, minutes ago on the x axis).
   for (const value of [0, top / 2, top]) {
@@ -230,9 +209,10 @@ function chart() {
       class: "axis",
     }),
   );
-  const bar = Math.max(2, (inner.width * 5_000) / span - 2);
+  const bar = Math.max(2, (inner.width * 10_000) / span - 2);
   for (const r of rates) {
-    if (now - r.at > span) continue;
+    // Quiet buckets draw nothing (a bar of height 0 is not a bar).
+    if (now - r.at > span || r.requests === 0) continue;
     svg.append(
       svgElement("rect", {
         x: x(r.at) - bar,
@@ -266,8 +246,8 @@ function chart() {
       " ",
       h("span", { class: "key key-errors" }, "errors (4xx and 5xx)"),
       last
-        ? ` · now ${Math.round(last.requests)} requests/min, ${Math.round(last.errors)} errors/min (sampled every 5 s)`
-        : " · collecting samples…",
+        ? ` · now ${Math.round(last.requests)} requests/min, ${Math.round(last.errors)} errors/min (by 10 s, this instance)`
+        : " · reading the server's history…",
     ),
   );
 }

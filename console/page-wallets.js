@@ -1,9 +1,9 @@
 // The Wallets page: custody addresses, their signing state and balances of every token on every chain.
 import { actionForm, addressPicker, field, passwordField, pickedAddress, walletPicker } from "./forms.js";
 import {
+  amountCell,
   api,
-  formatEther,
-  formatUnits,
+  etherCell,
   h,
   hashCell,
   loadCustody,
@@ -15,6 +15,7 @@ import {
   rpc,
   say,
   table,
+  timeOf,
   tokenBalance,
   tokens,
 } from "./lib.js";
@@ -40,8 +41,12 @@ function signingState(account) {
   if (!account) return h("td", {}, "—");
   if (account.unattended) return h("td", { class: "state-ok", "data-signing": "unattended" }, "unattended");
   if (account.unlocked_until !== null) {
-    const until = new Date(account.unlocked_until).toLocaleTimeString();
-    return h("td", { class: "state-wait", "data-signing": "unlocked" }, `unlocked until ${until}`);
+    return h(
+      "td",
+      { class: "state-wait", "data-signing": "unlocked" },
+      "unlocked until ",
+      timeOf(account.unlocked_until),
+    );
   }
   return h("td", { "data-signing": "locked" }, "locked");
 }
@@ -101,13 +106,17 @@ export async function renderWallets() {
               chainId === t.chain_id ? `${chainId}` : `${chainId} (transported from ${t.chain_id})`,
             ),
             hashCell(t.address),
-            h(
-              "td",
-              { class: "number", "data-balance": held.toString() },
-              t.standard === "ERC20"
-                ? `${formatUnits(held, t.decimals)} ${t.symbol}`
-                : `${held} ${t.symbol} token${held === 1n ? "" : "s"}`,
-            ),
+            t.standard === "ERC20"
+              ? amountCell(
+                  held,
+                  { decimals: t.decimals, symbol: t.symbol },
+                  { "data-balance": held.toString() },
+                )
+              : h(
+                  "td",
+                  { class: "number", "data-balance": held.toString() },
+                  `${held} ${t.symbol} token${held === 1n ? "" : "s"}`,
+                ),
           ),
         );
       });
@@ -128,11 +137,9 @@ export async function renderWallets() {
           h("td", { class: "number" }, r.index),
           hashCell(r.address),
           balances[i].map((b, j) =>
-            h(
-              "td",
-              { "data-chain": chains[j], class: "number" },
-              b === null ? "unavailable" : formatEther(b),
-            ),
+            b === null
+              ? h("td", { "data-chain": chains[j], class: "number" }, "unavailable")
+              : etherCell(b, { "data-chain": chains[j] }),
           ),
           signingState(account),
           h(

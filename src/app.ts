@@ -1,5 +1,7 @@
 /** Builds the Fastify application from a validated config and an explicit dependency object. */
+
 import { randomUUID } from "node:crypto";
+import { Type } from "@sinclair/typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { KeyRing } from "./auth/key-ring.js";
@@ -51,6 +53,7 @@ import { nearestMethod } from "./rpc/nearest-method.js";
 import type { ResponseCache } from "./rpc/response-cache.js";
 import type { Store } from "./store/database.js";
 import type { HeldSlots } from "./store/held-slots.js";
+import { nameRequestSpan } from "./tracing/request-span.js";
 import type { LaneLimits } from "./transport/lane-limits.js";
 import type { TransactionService } from "./tx/transaction-service.js";
 import type { ChainRegistry } from "./upstream/chain-registry.js";
@@ -121,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   useAccessControl(app, deps.keys, deps.limiters, inFlight);
   useRequestRecords(app, deps.metrics, accessLog);
+  if (config.tracing !== undefined) useRequestSpanNames(app);
   useErrorAnswers(app, config.bodyLimit);
   await registerOpenApi(app);
   const dispatcher = createDispatcher(deps);
@@ -198,6 +202,14 @@ function useRequestRecords(app: FastifyInstance, metrics: Metrics, accessLog: Ac
   });
   app.addHook("onClose", (_app, done) => {
     accessLog?.flush();
+    done();
+  });
+}
+
+/** Each request's span named after its route once Fastify has matched it (tracing on only: a hook costs on every request). */
+function useRequestSpanNames(app: FastifyInstance): void {
+  app.addHook("onRequest", (request, _reply, done) => {
+    nameRequestSpan(request.method, request.routeOptions.url, request.id);
     done();
   });
 }
@@ -283,7 +295,45 @@ function metricsRoute(app: FastifyInstance, metrics: Metrics): void {
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
     },
   );
+  app.get(
+    "/metrics/recent",
+    {
+      schema: {
+        tags: ["Operations"],
+        summary: "This instance's requests and error answers over the last ten minutes (the console's chart)",
+        operationId: "recentRequests",
+        response: { 200: RecentRequestsSchema, 403: ProblemSchema },
+      },
+    },
+    async (request) => {
+      requireAdmin(request, "/metrics/recent covers every tenant: it needs an admin API key");
+      const { bucketSeconds, buckets } = metrics.history.recent();
+      return {
+        bucket_seconds: bucketSeconds,
+        buckets: buckets.map((b) => ({
+          at: new Date(b.at).toISOString(),
+          requests: b.requests,
+          errors: b.errors,
+        })),
+      };
+    },
+  );
 }
+
+const RecentRequestsSchema = Type.Object(
+  {
+    bucket_seconds: Type.Integer({ description: "each bucket's length" }),
+    buckets: Type.Array(
+      Type.Object({
+        at: Type.String({ format: "date-time", description: "the bucket's start" }),
+        requests: Type.Integer({ description: "requests answered in it" }),
+        errors: Type.Integer({ description: "of those, answered 4xx or 5xx" }),
+      }),
+      { description: "oldest first; the last is the current, partial bucket" },
+    ),
+  },
+  { title: "Recent requests" },
+);
 
 /** The WebSocket endpoint and every route plugin, each with what it needs of the dependencies. */
 async function registerRoutes(app: FastifyInstance, deps: AppDeps, dispatcher: RpcDispatcher): Promise<void> {

@@ -13,6 +13,7 @@ const LAYERS = [
   "config",
   "logging",
   "lifecycle",
+  "tracing",
   "store",
   "keys",
   "upstream",

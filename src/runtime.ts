@@ -33,6 +33,7 @@ import { HEARTBEAT_MS, InstanceRegistry } from "./store/instance-registry.js";
 import { openConfiguredStore } from "./store/open-configured-store.js";
 import { tokenOperations } from "./tokens/token-operations.js";
 import { TokenService } from "./tokens/token-service.js";
+import { startTracing } from "./tracing/start-tracing.js";
 import { LaneLimits } from "./transport/lane-limits.js";
 import type { Relayer } from "./transport/relayer.js";
 import { startRelayer } from "./transport/start-relayer.js";
@@ -94,6 +95,7 @@ export async function startChaingate(config: Config, options: RuntimeOptions = {
     const chains = started.registry;
     const store = await openConfiguredStore(config, life);
     const instance = await joinInstances(store, life);
+    await startConfiguredTracing(config, instance, life);
     auditSignatureMismatches(store, logger);
     // Instances on one store share their heads: none answers below one another has served.
     for (const chain of started.list) {
@@ -169,6 +171,18 @@ async function joinInstances(store: Store, life: Lifecycle): Promise<Instance> {
   );
   life.shutdown.add("instance registry", () => registry.leave());
   return { registry, slots, share: (cap: number) => registry.share(cap) };
+}
+
+/** OpenTelemetry traces when the OTEL_* variables ask for them; flushed after everything else has stopped. */
+async function startConfiguredTracing(config: Config, instance: Instance, life: Lifecycle): Promise<void> {
+  if (config.tracing === undefined) return;
+  const tracing = await startTracing(config.tracing, instance.registry.id);
+  life.shutdown.add("tracing", () => tracing.shutdown());
+  life.logger.info(
+    // The collector's origin only: a path or query may hold credentials.
+    { collector: new URL(config.tracing.endpoint).origin, protocol: config.tracing.protocol },
+    "exporting traces (OpenTelemetry)",
+  );
 }
 
 /** A signature that does not recover to its address is refused where it is made; it is logged and audited here. */

@@ -30,7 +30,7 @@ async function launch(): Promise<Browser> {
   });
 }
 
-/** Fills and submits one action form; answers the notice text once the action says done or failed. */
+/** Fills and submits one action form; answers its own result's text once the action says done or failed. */
 async function act(
   page: Page,
   form: string,
@@ -38,9 +38,9 @@ async function act(
   view = "#/actions",
 ): Promise<string> {
   await page.goto(`${page.url().split("#")[0]}${view}`);
-  // A notice left by an earlier action must not pass for this one's.
-  await page.evaluate('document.getElementById("notice").textContent = ""');
   await page.waitForSelector(`#${form}`);
+  // An answer left by an earlier action of the form must not pass for this one's.
+  await page.evaluate(`document.getElementById("${form}-result").textContent = ""`);
   if (form === "create-wallet") await page.screenshot({ path: `${SHOTS}actions.png`, fullPage: true });
   for (const [name, value] of Object.entries(values)) {
     const locator = page.locator(`#${form}-${name}`);
@@ -49,9 +49,9 @@ async function act(
   }
   await page.locator(`#${form} button[type=submit]`).press("Enter");
   await page.waitForFunction(
-    '/done\\.|failed\\./.test(document.getElementById("notice")?.textContent ?? "")',
+    `/done\\.|failed\\./.test(document.getElementById("${form}-result")?.textContent ?? "")`,
   );
-  return (await page.locator("#notice").textContent()) ?? "";
+  return (await page.locator(`#${form}-result`).textContent()) ?? "";
 }
 
 /** A new custody wallet made through the API: its addresses' records. */
@@ -64,9 +64,29 @@ async function newWallet(rt: TestRuntime, addresses: number): Promise<{ id: stri
   return json as { id: string; address: string }[];
 }
 
+/** Words of table cells the layout split over two lines (run in the page: this file has no DOM types). */
+const BROKEN_WORDS = `(() => {
+  const split = [];
+  for (const cell of document.querySelectorAll("th, td")) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of node.data.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        if (tops.size > 1) split.push(word[0]);
+      }
+    }
+  }
+  return split;
+})()`;
+
+/** The whole answer an action's result shows (folded under "The whole answer"). */
 function resultOf(notice: string): Record<string, unknown> {
   if (!notice.includes("done.")) throw new Error(`the action did not succeed: ${notice}`);
-  return JSON.parse(notice.slice(notice.indexOf("\n") + 1)) as Record<string, unknown>;
+  const marker = "The whole answer";
+  return JSON.parse(notice.slice(notice.indexOf(marker) + marker.length)) as Record<string, unknown>;
 }
 
 describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", () => {
@@ -315,12 +335,13 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
     await page.waitForSelector("#requests-chart");
     const labels = await page.locator("#requests-chart text").allTextContents();
     expect(labels).toEqual(expect.arrayContaining(["requests / min", "now", "−5 min", "0"]));
-    // A reload draws the samples it had (kept in the tab's session storage), not an empty chart.
-    await page.waitForSelector("#requests-chart rect.requests", { timeout: 60_000 });
-    await page.reload();
-    await page.waitForSelector("#requests-chart");
-    expect(await page.locator("#requests-chart rect.requests").count()).toBeGreaterThan(0);
+    // A page opened afresh (a new tab, no state of its own) draws the server's history at once.
     await page.close();
+    const fresh = await browser.newPage();
+    await fresh.goto(`${rt.url}/console/#/network`);
+    await fresh.waitForSelector("#requests-chart rect.requests", { timeout: 10_000 });
+    expect(await fresh.locator("#requests-chart rect.requests").count()).toBeGreaterThan(0);
+    await fresh.close();
   }, 300_000);
 
   it("a wrong password keeps every form as typed and says what was wrong; the key prompt never appears", async () => {
@@ -344,34 +365,112 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
     });
     const contract = (probe.json as { result: { address: string } }).result.address;
     const wrong = "not the password";
-    // A wallet of its own for each form: a few wrong passwords lock a wallet (WALLET_LOCKED).
+    // A wallet of its own for each form and width: a few wrong passwords lock a wallet (WALLET_LOCKED).
     const walletIds: string[] = [];
-    for (let i = 0; i < 10; i++) walletIds.push((await newWallet(rt, 1))[0]!.id);
-    const signer = (i: number) => `${walletIds[i]}:0`;
+    for (let i = 0; i < 20; i++) walletIds.push((await newWallet(rt, 1))[0]!.id);
     await page.goto(`${rt.url}/console/#/actions`);
-    const forms: [view: string, form: string, values: Record<string, string>][] = [
-      ["#/actions", "send-transaction", { signer: signer(0), to: RECIPIENT, value: "1" }],
-      ["#/actions", "create-token", { signer: signer(1), name: "Typed", symbol: "TYP", initial_supply: "5" }],
-      ["#/actions", "create-nft", { signer: signer(2), name: "Typed Art", symbol: "TA", mint: "7" }],
-      ["#/actions", "transfer-tokens", { signer: signer(3), token, to: RECIPIENT, amount: "3" }],
-      ["#/actions", "transport-tokens", { signer: signer(4), token, to: RECIPIENT, amount: "3" }],
-      [
-        "#/actions",
-        "transport-with-data",
-        { signer: signer(5), token, to: contract, amount: "3", data: "0x01" },
-      ],
-      ["#/actions", "send-message", { signer: signer(6), destination: contract, payload: "0x0102" }],
-      ["#/actions", "deploy-contract", { signer: signer(7), bytecode: TransportProbe.bytecode }],
-      ["#/wallets", "unlock", { signer: signer(8), seconds: "60" }],
-      ["#/wallets", "unattended", { wallet_id: walletIds[9]! }],
-    ];
-    for (const [view, form, values] of forms) {
-      const notice = await act(page, form, { ...values, password: wrong }, view);
-      expect(notice, form).toContain("failed. WRONG_PASSWORD");
-      expect(await page.locator("#key-input").count(), `${form} asked for an API key`).toBe(0);
-      for (const [name, value] of Object.entries({ ...values, password: wrong }))
-        expect(await page.locator(`#${form}-${name}`).inputValue(), `${form} ${name}`).toBe(value);
+    for (const [round, size] of [
+      [0, { width: 1280, height: 800 }],
+      [1, { width: 1920, height: 1080 }],
+    ] as const) {
+      await page.setViewportSize(size);
+      const signer = (i: number) => `${walletIds[round * 10 + i]}:0`;
+      const forms: [view: string, form: string, values: Record<string, string>][] = [
+        ["#/actions", "send-transaction", { signer: signer(0), to: RECIPIENT, value: "1" }],
+        [
+          "#/actions",
+          "create-token",
+          { signer: signer(1), name: "Typed", symbol: "TYP", initial_supply: "5" },
+        ],
+        ["#/actions", "create-nft", { signer: signer(2), name: "Typed Art", symbol: "TA", mint: "7" }],
+        ["#/actions", "transfer-tokens", { signer: signer(3), token, to: RECIPIENT, amount: "3" }],
+        ["#/actions", "transport-tokens", { signer: signer(4), token, to: RECIPIENT, amount: "3" }],
+        [
+          "#/actions",
+          "transport-with-data",
+          { signer: signer(5), token, to: contract, amount: "3", data: "0x01" },
+        ],
+        ["#/actions", "send-message", { signer: signer(6), destination: contract, payload: "0x0102" }],
+        ["#/actions", "deploy-contract", { signer: signer(7), bytecode: TransportProbe.bytecode }],
+        ["#/wallets", "unlock", { signer: signer(8), seconds: "60" }],
+        ["#/wallets", "unattended", { wallet_id: walletIds[round * 10 + 9]! }],
+      ];
+      for (const [view, form, values] of forms) {
+        const where = `${form} at ${size.width} px`;
+        const notice = await act(page, form, { ...values, password: wrong }, view);
+        expect(notice, where).toContain("failed. WRONG_PASSWORD");
+        expect(await page.locator("#key-input").count(), `${where} asked for an API key`).toBe(0);
+        for (const [name, value] of Object.entries({ ...values, password: wrong }))
+          expect(await page.locator(`#${form}-${name}`).inputValue(), `${where} ${name}`).toBe(value);
+        // The error is in view, inside its own form, under the button pressed, and has the focus.
+        const error = (await page.locator(`#${form}-result`).boundingBox())!;
+        const formBox = (await page.locator(`#${form}`).boundingBox())!;
+        const button = (await page.locator(`#${form} button[type=submit]`).boundingBox())!;
+        expect(
+          error.y >= 0 && error.y + error.height <= size.height + 1,
+          `${where}: error in view (${JSON.stringify(error)})`,
+        ).toBe(true);
+        expect(error.y >= button.y + button.height - 1, `${where}: error under its button`).toBe(true);
+        expect(error.y + error.height <= formBox.y + formBox.height + 1, `${where}: error in its form`).toBe(
+          true,
+        );
+        expect(await page.evaluate("document.activeElement?.id"), where).toBe(`${form}-result`);
+        expect(await page.locator("#notice").textContent(), `${where}: nothing at the top`).toBe("");
+      }
+      await page.screenshot({ path: `${SHOTS}wallets-wrong-password-${size.width}.png` });
     }
+    await page.close();
+  }, 300_000);
+
+  it("at 1280 and 1920 px: no table breaks a word, every amount follows one rule and every time one format", async () => {
+    const page = await browser.newPage();
+    const pages: [view: string, ready: string][] = [
+      ["#/network", 'table[data-chain="1001"] td[data-health]'],
+      ["#/members", "table tbody tr td.time"],
+      ["#/wallets", "#token-balances td[data-balance]"],
+      ["#/activity", "#transfers td[data-value]"],
+      ["#/audit", "#audit td.time"],
+      ["#/actions", "#send-transaction"],
+    ];
+    for (const size of [
+      { width: 1280, height: 800 },
+      { width: 1920, height: 1080 },
+    ]) {
+      await page.setViewportSize(size);
+      for (const [view, ready] of pages) {
+        const where = `${view} at ${size.width} px`;
+        await page.goto(`${rt.url}/console/${view}`);
+        await page.waitForSelector(ready, { timeout: 30_000 });
+        await page.screenshot({ path: `${SHOTS}layout-${view.slice(2)}-${size.width}.png`, fullPage: true });
+        // Every word of every cell on one line: a word the layout split shows on two lines.
+        const broken = (await page.evaluate(BROKEN_WORDS)) as string[];
+        expect(broken, `${where}: words broken across lines`).toEqual([]);
+        // One amount rule: whole units and the symbol, the base units on hover.
+        const amounts = await page
+          .locator("td[data-base-units]")
+          .evaluateAll((cells) => cells.map((c) => [c.textContent ?? "", c.getAttribute("title") ?? ""]));
+        for (const [text, title] of amounts) {
+          expect(text, where).toMatch(/^[\d,]+(\.\d+)? ([A-Z][A-Z0-9]*|base units)$/);
+          expect(title, where).toMatch(/^[\d,]+ base units$/);
+        }
+        // One time format, the ISO time on hover; no other date shape anywhere in a table.
+        const times = await page
+          .locator("td time")
+          .evaluateAll((cells) => cells.map((c) => c.textContent ?? ""));
+        for (const text of times) expect(text, where).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+        const cells = await page.locator("td").allTextContents();
+        const otherDates = cells.filter((t) =>
+          /\d{4}-\d\d-\d\dT|\d{1,2}\/\d{1,2}\/\d{2,4}|\b\d+ (s|min|h)$/.test(t),
+        );
+        expect(otherDates, `${where}: times in another format`).toEqual([]);
+        if (view === "#/activity" || view === "#/wallets") expect(amounts.length, where).toBeGreaterThan(0);
+      }
+    }
+    // The token amounts chaingate knows the decimals of read in whole units with their symbol.
+    await page.goto(`${rt.url}/console/#/activity`);
+    await page.waitForSelector("#transfers td[data-value]");
+    const tokenAmounts = await page.locator("#transfers td[data-base-units]").allTextContents();
+    expect(tokenAmounts.some((t) => / [A-Z]{2,}$/.test(t) && !t.endsWith(" ETH"))).toBe(true);
     await page.close();
   }, 300_000);
 

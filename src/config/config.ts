@@ -1,4 +1,5 @@
 /** The validated, frozen configuration every subsystem reads. */
+import type { TracingSettings } from "./otel-env.js";
 
 /** Method namespaces beyond eth_/net_/web3_ an operator marks an upstream as serving (off unless marked). */
 export const EXTRA_NAMESPACES = ["debug", "trace", "txpool"] as const;
@@ -47,6 +48,8 @@ export interface Config {
   readonly host: string;
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
+  /** OpenTelemetry traces, from the standard OTEL_* variables; absent: off (otel-env.ts). */
+  readonly tracing: TracingSettings | undefined;
   /** `undefined` means: run the embedded devnet. */
   readonly chains: readonly ChainConfig[] | undefined;
   /** Chain served by Native paths and `POST /` without a chain selector; first chain when absent. */

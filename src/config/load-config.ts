@@ -18,6 +18,7 @@ import {
   type OptionValues,
   shownDefault,
 } from "./options.js";
+import { readTracing } from "./otel-env.js";
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -245,8 +246,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const problems: string[] = [];
   const read = readSources(sources, problems);
   const checked = checkTogether(read, problems);
+  const tracing = readTracing(sources.env ?? process.env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze(configFrom(read.v, checked));
+  return deepFreeze({ ...configFrom(read.v, checked), tracing });
 }
 
 interface ReadSources {
@@ -336,7 +338,7 @@ function checkTogether(read: ReadSources, problems: string[]): Checked {
   return { chains, homeChainId, sealKey, pkcs11 };
 }
 
-function configFrom(v: OptionValues, checked: Checked): Config {
+function configFrom(v: OptionValues, checked: Checked): Omit<Config, "tracing"> {
   const { chains, homeChainId, sealKey, pkcs11 } = checked;
   return {
     port: v.port,

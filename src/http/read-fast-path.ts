@@ -9,6 +9,7 @@ import type { AccessLog } from "../logging/access-log.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
 import { readNativeRequest, readRpcRequest, resultAnswer } from "../rpc/envelope.js";
+import { serveInSpan } from "../tracing/request-span.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { bearerKey, type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
 import { answerCall } from "./answer-call.js";
@@ -231,11 +232,13 @@ export class ReadFastPath {
  */
 export function serverWithFastPath(fastPath: () => ReadFastPath | undefined): FastifyServerFactory {
   return (handler, options) => {
-    const server: Server = createServer(options.http ?? {}, (request, response) => {
-      const path = fastPath();
-      if (path === undefined) handler(request, response);
-      else path.serve(request, response, handler);
-    });
+    const server: Server = createServer(options.http ?? {}, (request, response) =>
+      serveInSpan(request, response, () => {
+        const path = fastPath();
+        if (path === undefined) handler(request, response);
+        else path.serve(request, response, handler);
+      }),
+    );
     const { keepAliveTimeout, requestTimeout, connectionTimeout } = options as Record<string, unknown>;
     if (typeof keepAliveTimeout === "number") server.keepAliveTimeout = keepAliveTimeout;
     if (typeof requestTimeout === "number") server.requestTimeout = requestTimeout;

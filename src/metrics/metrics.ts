@@ -7,6 +7,7 @@ import type { ResponseCache } from "../rpc/response-cache.js";
 import type { Store } from "../store/database.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import { registerAlertGauges } from "./alert-gauges.js";
+import { RequestHistory } from "./request-history.js";
 import { type CounterSeries, SeriesCounter } from "./series-counter.js";
 import { type HistogramSeries, SeriesHistogram } from "./series-histogram.js";
 import { registerSubsystemGauges } from "./subsystem-gauges.js";
@@ -23,6 +24,8 @@ export interface MetricsSources {
 
 export class Metrics {
   readonly registry = new Registry();
+  /** The last ten minutes by ten seconds, for the console's chart (GET /metrics/recent). */
+  readonly history = new RequestHistory();
   private readonly requests: SeriesCounter;
   private readonly duration: SeriesHistogram;
   private readonly rpcCalls: SeriesCounter;
@@ -78,6 +81,7 @@ export class Metrics {
     }
     series.count.inc();
     series.time.observe(seconds);
+    this.history.record(status);
   }
 
   /** A read answered by the fast path (http/read-fast-path.ts); it also counts as a request. */

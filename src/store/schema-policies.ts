@@ -73,6 +73,8 @@ export interface WebhookEventsTable {
   order_key: string;
   order_seq: number;
   created_at: number;
+  /** The W3C traceparent of the change it reports (a transaction's): its deliveries join that trace. */
+  trace_parent: string | null;
 }
 
 export type DeliveryState = "pending" | "delivered" | "failed";

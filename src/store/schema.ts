@@ -111,6 +111,8 @@ export interface TransactionsTable {
   idempotency_ref: string | null;
   /** The transport this transaction sends, delivers, cancels or refunds. */
   transport_id: string | null;
+  /** The W3C traceparent of the span it was signed in (tracing on): its later life joins that trace. */
+  trace_parent: string | null;
 }
 
 export interface IdempotencyKeysTable {

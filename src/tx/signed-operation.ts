@@ -40,6 +40,8 @@ export interface SignedOperation {
    * from the rows (IdempotencyStore.once hands it to the operation).
    */
   idempotencyRef?: string | undefined;
+  /** The W3C traceparent of the span it is signed in (tracing on), stored with its row. */
+  traceParent?: string | null;
 }
 
 /** The authorizations a transaction at `nonce` carries: the signed ones, and the sender's own at nonce + 1. */
@@ -146,5 +148,6 @@ export function queuedRow(
     // Fillers and replacements are the gateway's own; the request's key names what it asked for.
     idempotency_ref: op.kind === "filler" || replaces !== null ? null : (op.idempotencyRef ?? null),
     transport_id: op.transportId ?? null,
+    trace_parent: op.traceParent ?? null,
   };
 }

@@ -3,6 +3,7 @@
 import type { Hex } from "viem";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { TransactionsTable } from "../store/schema.js";
+import { inStoredTrace } from "../tracing/spans.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { sendRawTransaction } from "../upstream/node-reads.js";
 import { fateOf } from "./send-fate.js";
@@ -11,7 +12,9 @@ import type { TrackerContext } from "./tracker-context.js";
 /** Sends stored bytes (after a crash, a fault, or a drop); a refusal is judged from the chain, as on the first send. */
 export async function broadcast(ctx: TrackerContext, chain: Chain, row: TransactionsTable): Promise<void> {
   try {
-    await sendRawTransaction(chain, row.raw as Hex, { batch: true });
+    await inStoredTrace(row.trace_parent, "chaingate.resend", () =>
+      sendRawTransaction(chain, row.raw as Hex, { batch: true }),
+    );
   } catch (error) {
     if (!(error instanceof NodeRpcError)) return; // node unreachable: next pass
     switch (await fateOf(chain, row, error, ctx.options.logger)) {

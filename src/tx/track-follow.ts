@@ -1,12 +1,14 @@
 /** The tracker's follow job: a sent transaction to its receipt, resent when lost, fee-bumped when stuck. */
-import type { Hex } from "viem";
+import type { Hex, LocalAccount } from "viem";
 import { isChaingateError } from "../errors/chaingate-error.js";
 import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { TransactionsTable } from "../store/schema.js";
+import { inStoredTrace } from "../tracing/spans.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { type NodeReceipt, nodeRead, nonceOf, sendRawTransaction } from "../upstream/node-reads.js";
 import { authorizationsOf } from "./authorizations.js";
 import { replacementFees } from "./fee-bump.js";
+import type { Fees } from "./fee-oracle.js";
 import { revertOf } from "./revert-replay.js";
 import { broadcast } from "./track-broadcast.js";
 import type { TrackerContext } from "./tracker-context.js";
@@ -117,6 +119,26 @@ export async function replace(ctx: TrackerContext, chain: Chain, row: Transactio
     return;
   }
   if ((ctx.bumpRefusedUntil.get(row.id) ?? 0) > ctx.now()) return;
+  await inStoredTrace(
+    row.trace_parent,
+    "chaingate.fee_bump",
+    () => bumpFees(ctx, chain, row, account, fees),
+    {
+      "chaingate.transaction.id": row.id,
+      "chaingate.transaction.hash": row.tx_hash,
+      "chaingate.transaction.nonce": row.nonce,
+    },
+  );
+}
+
+/** Signs the replacement at the row's nonce (its trace the row's) and sends it; the row is then `replaced`. */
+async function bumpFees(
+  ctx: TrackerContext,
+  chain: Chain,
+  row: TransactionsTable,
+  account: LocalAccount,
+  fees: Fees,
+): Promise<void> {
   let replacement: TransactionsTable;
   try {
     replacement = await ctx.options.pipeline.signAt(
@@ -132,6 +154,7 @@ export async function replace(ctx: TrackerContext, chain: Chain, row: Transactio
         ...withStoredAuthorizations(row),
         ...(row.transport_id === null ? {} : { transportId: row.transport_id }),
         owner: row.owner,
+        traceParent: row.trace_parent,
       },
       BigInt(row.gas_limit),
       fees,

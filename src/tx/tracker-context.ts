@@ -4,6 +4,7 @@ import type { LocalAccount } from "viem";
 import type { Finality } from "../config/config.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable, TxState } from "../store/schema.js";
+import { inStoredTrace, tracingOn } from "../tracing/spans.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { type NodeReceipt, nonceOf, receiptOf } from "../upstream/node-reads.js";
 import type { FeeOracle } from "./fee-oracle.js";
@@ -40,6 +41,12 @@ export interface TrackerOptions {
   ledger: NonceLedger;
 }
 
+/** Span names of the moves the tracker makes (the others: chaingate.transaction.<state>). */
+const LIFE_SPANS: Partial<Record<TxState, string>> = {
+  mined: "chaingate.receipt",
+  confirmed: "chaingate.confirmation",
+};
+
 /** Rows handled per state and chain per pass, so a backlog cannot make one pass unbounded. */
 export const BATCH = 500;
 
@@ -70,7 +77,21 @@ export class TrackerContext {
 
   /** Moves a row on, if no one else did first (see TransactionStates.move: rows moved alike in one turn share one statement). */
   update(row: TransactionsTable, set: Partial<TransactionsTable>, then?: TxState): Promise<void> {
-    return this.states.move(row, { set, ...(then === undefined ? {} : { then }) });
+    const write = () => this.states.move(row, { set, ...(then === undefined ? {} : { then }) });
+    if (!tracingOn() || set.state === undefined || set.state === row.state) return write();
+    // Each step of the transaction's life is a span of the trace it was signed in, whichever instance takes it.
+    return inStoredTrace(
+      row.trace_parent,
+      LIFE_SPANS[set.state] ?? `chaingate.transaction.${set.state}`,
+      write,
+      {
+        "chaingate.transaction.id": row.id,
+        "chaingate.transaction.hash": row.tx_hash,
+        "chaingate.transaction.state": set.state,
+        ...(set.block_number == null ? {} : { "chaingate.transaction.block": set.block_number }),
+        ...(set.error == null ? {} : { "chaingate.transaction.error": set.error }),
+      },
+    );
   }
 
   /** The chain's rule for `confirmed`: a depth (at least --confirmations), or the node's finalized block. */

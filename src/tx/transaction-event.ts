@@ -8,6 +8,7 @@ export function transactionEvent(row: TransactionsTable): OutboxEvent {
     owner: row.owner,
     type: `transaction.${row.state}`,
     orderKey: `tx:${row.id}`,
+    traceParent: row.trace_parent,
     // Built only when a webhook wants the event: most changes have no endpoint to go to.
     get data() {
       return { ...toTransferRecord(row) };

@@ -11,6 +11,7 @@ import {
 } from "../policies/policy-guard.js";
 import type { Store } from "../store/database.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
+import { currentTraceParent, inSpan, tracingOn } from "../tracing/spans.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { sendRawTransaction } from "../upstream/node-reads.js";
 import type { FeeOracle, Fees } from "./fee-oracle.js";
@@ -80,16 +81,44 @@ export class TransactionPipeline {
     this.together = { ledger: options.ledger, states: this.states, guard: options.guard, now: this.now };
   }
 
-  async submit(op: SignedOperation): Promise<Submitted> {
+  /**
+   * Signs, records and sends `op`. With tracing on, its life is one trace: this span (policy, sign,
+   * send inside it) is stored with the row, and the tracker's and webhooks' spans join it later.
+   */
+  submit(op: SignedOperation): Promise<Submitted> {
+    if (!tracingOn()) return this.submitNow(op);
+    const attributes = {
+      "chaingate.chain_id": op.chain.chainId,
+      "chaingate.transaction.from": op.account.address,
+      "chaingate.transaction.kind": op.kind,
+    };
+    return inSpan(
+      "chaingate.transaction",
+      async (span) => {
+        const submitted = await this.submitNow({ ...op, traceParent: currentTraceParent() });
+        span?.setAttributes({
+          "chaingate.transaction.id": submitted.id,
+          "chaingate.transaction.hash": submitted.txHash,
+          "chaingate.transaction.nonce": submitted.nonce,
+        });
+        return submitted;
+      },
+      { attributes },
+    );
+  }
+
+  private async submitNow(op: SignedOperation): Promise<Submitted> {
     const from = op.account.address;
     this.options.signers.remember(from, op.account);
-    const { gas, fees } = await prepareSigning(op, this.options);
-    const admission = await this.options.guard.admit(signingRequest(op, gas, fees));
+    const { gas, fees } = await inSpan("chaingate.prepare", () => prepareSigning(op, this.options));
+    const admission = await inSpan("chaingate.policy", () =>
+      this.options.guard.admit(signingRequest(op, gas, fees)),
+    );
 
     for (let attempt = 0, skipped = 0; ; attempt++) {
       let row: TransactionsTable;
       try {
-        row = await this.record(op, gas, fees, admission);
+        row = await inSpan("chaingate.sign", () => this.record(op, gas, fees, admission));
       } catch (error) {
         if (!(error instanceof NonceHandedOut) || skipped++ >= MAX_HANDED_OUT) throw error;
         await passHandedOut(op.chain, op.account.address, error, this.options);
@@ -98,7 +127,7 @@ export class TransactionPipeline {
       }
       let refusal: NodeRpcError | undefined;
       try {
-        await sendRawTransaction(op.chain, row.raw as Hex, { batch: true });
+        await inSpan("chaingate.send", () => sendRawTransaction(op.chain, row.raw as Hex, { batch: true }));
       } catch (error) {
         // We cannot tell whether the node took it: it stays queued and the tracker resends the
         // stored bytes, so the nonce is neither lost nor reused.

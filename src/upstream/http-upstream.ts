@@ -9,6 +9,7 @@ import {
   UpstreamRateLimited,
   upstreamUnavailable,
 } from "../errors/rpc-errors.js";
+import { inNodeCall, tracingOn } from "../tracing/spans.js";
 import type { TraitsOf } from "./call-traits.js";
 import { envelopeMembers, JsonText } from "./json-text.js";
 
@@ -124,6 +125,10 @@ export class HttpUpstream {
    * other batchable calls made in the same turn of the event loop.
    */
   call(call: UpstreamCall): Promise<unknown> {
+    return tracingOn() ? inNodeCall(this.label, call.method, () => this.ask(call)) : this.ask(call);
+  }
+
+  private ask(call: UpstreamCall): Promise<unknown> {
     if (!call.batch || !this.batches || call.asText || call.signal) return this.single(call);
     // The signing pipeline asks the same sender's balance, the same recipient's code, for every request of a turn.
     const key = this.traits(call.method).shared ? `${call.method}${JSON.stringify(call.params)}` : undefined;

@@ -14,6 +14,8 @@ export interface OutboxEvent {
   orderKey: string;
   /** Also for the webhooks of admin keys: something the operator must act on (a disputed transport). */
   operators?: boolean;
+  /** The trace of the change it reports (a transaction's), continued by its deliveries. */
+  traceParent?: string | null;
 }
 
 /**
@@ -49,6 +51,7 @@ export async function recordEvent(db: Kysely<Database>, event: OutboxEvent, now 
       order_key: event.orderKey,
       order_seq: seq,
       created_at: now,
+      trace_parent: event.traceParent ?? null,
     })
     .execute();
   await db

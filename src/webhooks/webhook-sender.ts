@@ -7,6 +7,7 @@ import { Agent, request } from "undici";
 import type { WebhookSettings } from "../config/config.js";
 import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Store } from "../store/database.js";
+import { failed, inStoredTrace, type Span, traceHeaders } from "../tracing/spans.js";
 import { failureClass, NOT_PUBLIC } from "./failure-class.js";
 import { SIGNATURE_HEADER, signatureHeader } from "./signature.js";
 import { isPrivateAddress } from "./url-guard.js";
@@ -43,6 +44,7 @@ interface Due {
   type: string;
   data: string;
   event_created_at: number;
+  trace_parent: string | null;
 }
 
 /** The wait before attempt `attempts + 1`: doubling from the base, capped at an hour, with jitter (half to all of it). */
@@ -185,6 +187,7 @@ export class WebhookSender {
           "e.type",
           "e.data",
           "e.created_at as event_created_at",
+          "e.trace_parent",
         ])
         .where("d.state", "=", "pending")
         .where("d.next_attempt_at", "<=", now)
@@ -252,7 +255,16 @@ export class WebhookSender {
     this.inFlight.add(sending);
   }
 
-  private async deliver(d: Due): Promise<void> {
+  /** One attempt; with tracing on, a span of the trace its event was made in (a transaction's life). */
+  private deliver(d: Due): Promise<void> {
+    return inStoredTrace(d.trace_parent, "chaingate.webhook", (span) => this.attempt(d, span), {
+      "chaingate.webhook.id": d.webhook_id,
+      "chaingate.webhook.event": d.type,
+      "chaingate.webhook.attempt": d.attempts + 1,
+    });
+  }
+
+  private async attempt(d: Due, span: Span | undefined): Promise<void> {
     const body = JSON.stringify({
       id: d.event_id,
       type: d.type,
@@ -277,6 +289,8 @@ export class WebhookSender {
           "x-chaingate-event-id": d.event_id,
           "x-chaingate-event-type": d.type,
           [SIGNATURE_HEADER]: signatureHeader(d.secret, body, Math.floor(this.now() / 1000)),
+          // The receiver may continue the trace (W3C traceparent), when tracing is on.
+          ...traceHeaders(),
         },
       });
       status = response.statusCode;
@@ -289,6 +303,10 @@ export class WebhookSender {
         { err: error, delivery: d.id, webhook: d.webhook_id },
         "webhook attempt failed",
       );
+    }
+    if (span !== undefined) {
+      if (status !== null) span.setAttribute("http.response.status_code", status);
+      if (failure !== null) failed(span, failure);
     }
     await this.settle(d, status, failure);
   }

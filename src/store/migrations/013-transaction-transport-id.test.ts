@@ -8,7 +8,10 @@ const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQL
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 afterAll(() => db.destroy());
 
-const row = (id: string, metadata: string | null): Omit<TransactionsTable, "transport_id"> => ({
+const row = (
+  id: string,
+  metadata: string | null,
+): Omit<TransactionsTable, "transport_id" | "trace_parent"> => ({
   id,
   kind: "transport_delivery",
   chain_id: 1002,

@@ -25,6 +25,7 @@ import * as signedPayloads from "./022-signed-payloads.js";
 import * as callBundles from "./023-call-bundles.js";
 import * as heldSlots from "./024-held-slots.js";
 import * as unlockInstance from "./025-unlock-instance.js";
+import * as traceParents from "./026-trace-parents.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
   "001-filters": filters,
@@ -52,4 +53,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "023-call-bundles": callBundles,
   "024-held-slots": heldSlots,
   "025-unlock-instance": unlockInstance,
+  "026-trace-parents": traceParents,
 };
