@@ -10,6 +10,7 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
 import { readNativeRequest, readRpcRequest, resultAnswer } from "../rpc/envelope.js";
 import { serveInSpan } from "../tracing/request-span.js";
+import { tracingOn } from "../tracing/spans.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { bearerKey, type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
 import { answerCall } from "./answer-call.js";
@@ -232,13 +233,16 @@ export class ReadFastPath {
  */
 export function serverWithFastPath(fastPath: () => ReadFastPath | undefined): FastifyServerFactory {
   return (handler, options) => {
-    const server: Server = createServer(options.http ?? {}, (request, response) =>
-      serveInSpan(request, response, () => {
-        const path = fastPath();
-        if (path === undefined) handler(request, response);
-        else path.serve(request, response, handler);
-      }),
-    );
+    const serve = (request: IncomingMessage, response: ServerResponse) => {
+      const path = fastPath();
+      if (path === undefined) handler(request, response);
+      else path.serve(request, response, handler);
+    };
+    // No span and no closure a request while tracing is off (the cache hit's path is ~25 µs).
+    const server: Server = createServer(options.http ?? {}, (request, response) => {
+      if (tracingOn()) serveInSpan(request, response, () => serve(request, response));
+      else serve(request, response);
+    });
     const { keepAliveTimeout, requestTimeout, connectionTimeout } = options as Record<string, unknown>;
     if (typeof keepAliveTimeout === "number") server.keepAliveTimeout = keepAliveTimeout;
     if (typeof requestTimeout === "number") server.requestTimeout = requestTimeout;

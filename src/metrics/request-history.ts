@@ -22,16 +22,26 @@ export class RequestHistory {
 
   constructor(private readonly now: () => number = Date.now) {}
 
+  /** The bucket being filled and when it ends: most requests only compare the time and add. */
+  private slot = 0;
+  private endsAt = 0;
+
   record(status: number): void {
-    const start = Math.floor(this.now() / BUCKET_MS) * BUCKET_MS;
-    const slot = (start / BUCKET_MS) % BUCKETS;
-    if (this.starts[slot] !== start) {
-      this.starts[slot] = start;
-      this.requests[slot] = 0;
-      this.errors[slot] = 0;
+    const now = this.now();
+    if (now >= this.endsAt || now < this.endsAt - BUCKET_MS) this.enter(now);
+    this.requests[this.slot]! += 1;
+    if (status >= 400) this.errors[this.slot]! += 1;
+  }
+
+  private enter(now: number): void {
+    const start = Math.floor(now / BUCKET_MS) * BUCKET_MS;
+    this.slot = (start / BUCKET_MS) % BUCKETS;
+    this.endsAt = start + BUCKET_MS;
+    if (this.starts[this.slot] !== start) {
+      this.starts[this.slot] = start;
+      this.requests[this.slot] = 0;
+      this.errors[this.slot] = 0;
     }
-    this.requests[slot]! += 1;
-    if (status >= 400) this.errors[slot]! += 1;
   }
 
   /** Every bucket of the last ten minutes, oldest first, the current (partial) one last; quiet ones count zero. */

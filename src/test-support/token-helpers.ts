@@ -1,6 +1,7 @@
 /** Helpers for tests of the Members and Token Management groups: calls, contract reads, waiting. */
-import { type Abi, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
-import { native } from "./chain-helpers.js";
+import { type Abi, decodeFunctionResult, encodeEventTopics, encodeFunctionData, type Hex } from "viem";
+import { MessageEndpoint } from "../contracts/artifacts.generated.js";
+import { native, receiptOf, result } from "./chain-helpers.js";
 import { expectDocumentedResult } from "./documented-result.js";
 import { DEV_ACCOUNT_2 } from "./evm-fixtures.js";
 import type { TestRuntime } from "./test-runtime.js";
@@ -104,6 +105,43 @@ export async function newWallet(rt: TestRuntime): Promise<{ id: string; address:
   const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
   const [record] = json as { id: string; address: Hex }[];
   return { id: record!.id, address: record!.address };
+}
+
+/**
+ * What the transport tests start from: a member on chain 1002 (where transports go) and an ERC20 of
+ * `walletId` on 1001, mined. Answers the token's address.
+ */
+export async function peerAndCoin(
+  rt: TestRuntime,
+  walletId: string,
+  coin: { role: string; name: string; symbol: string; member?: string; supply?: string },
+): Promise<string> {
+  await ok(rt, "register_new_member", { name: coin.member ?? "Peer", chain_id: 1002, role: coin.role });
+  const created = await ok(rt, "create_new_ERC20_token", {
+    wallet_id: walletId,
+    password: PASSWORD,
+    name: coin.name,
+    symbol: coin.symbol,
+    initial_supply: coin.supply ?? "1000",
+  });
+  await receiptOf(rt, created.tx_hash as string);
+  return created.address as string;
+}
+
+/** How many times the destination endpoint executed a transport: MessageDelivered events with its id on 1002. */
+export async function deliveries(rt: TestRuntime, id: string): Promise<number> {
+  const topics = encodeEventTopics({
+    abi: MessageEndpoint.abi,
+    eventName: "MessageDelivered",
+    args: { id: id as Hex },
+  });
+  const logs = await result<unknown[]>(
+    rt,
+    "eth_getLogs",
+    [{ address: rt.system!.endpoint, topics, fromBlock: "0x0", toBlock: "latest" }],
+    "?chain_id=1002",
+  );
+  return logs.length;
 }
 
 /** POST /transaction of 1 wei from address 0 of a wallet made by newWallet, under an Idempotency-Key. */

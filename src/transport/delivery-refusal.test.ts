@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { type Abi, parseEther, toFunctionSelector, toHex } from "viem";
 import { expect, it } from "vitest";
 import { BridgeERC20 } from "../contracts/artifacts.generated.js";
-import { nodeCall, receiptOf } from "../test-support/chain-helpers.js";
+import { nodeCall } from "../test-support/chain-helpers.js";
 import { DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { startRpcProxy } from "../test-support/rpc-proxy.js";
-import { newWallet, ok, PASSWORD, read, waitFor } from "../test-support/token-helpers.js";
+import { newWallet, ok, PASSWORD, peerAndCoin, read, waitFor } from "../test-support/token-helpers.js";
 
 const own = ownNodes("delivery-refusal");
 const RECIPIENT = "0x000000000000000000000000000000000000d00d";
@@ -48,19 +48,17 @@ it("a delivery the destination refuses for a reason that is not a revert stops a
   try {
     const alice = await newWallet(rt);
     await nodeCall(a.url, "anvil_setBalance", [alice.address, toHex(parseEther("10"))]);
-    await ok(rt, "register_new_member", { name: "Old EVM", chain_id: 1002, role: "PARTICIPANT" });
-    const token = await ok(rt, "create_new_ERC20_token", {
-      wallet_id: alice.id,
-      password: PASSWORD,
+    const token = await peerAndCoin(rt, alice.id, {
+      role: "PARTICIPANT",
+      member: "Old EVM",
       name: "Stuck Coin",
       symbol: "STK",
-      initial_supply: "100",
+      supply: "100",
     });
-    await receiptOf(rt, token.tx_hash as string);
     const sent = await ok(rt, "trasport_token", {
       wallet_id: alice.id,
       password: PASSWORD,
-      token: token.address,
+      token,
       to: RECIPIENT,
       amount: "40",
       destination_chain_id: 1002,
@@ -80,7 +78,7 @@ it("a delivery the destination refuses for a reason that is not a revert stops a
     expect(refunded.state).toBe("failed");
     expect(refunded.error).toMatch(/delivery refused 5 times: .*invalid opcode/);
     expect(refusals).toBe(5);
-    expect(await read(rt, 1001, token.address as string, erc20, "balanceOf", [alice.address])).toBe(100n);
+    expect(await read(rt, 1001, token, erc20, "balanceOf", [alice.address])).toBe(100n);
   } finally {
     await destination.close();
   }

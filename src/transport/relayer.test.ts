@@ -5,7 +5,7 @@ import { nodeCall, receiptOf, result } from "../test-support/chain-helpers.js";
 import { REVERTER_INIT_CODE } from "../test-support/evm-fixtures.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
-import { newWallet, ok, PASSWORD, read, transport } from "../test-support/token-helpers.js";
+import { newWallet, ok, PASSWORD, peerAndCoin, read, transport } from "../test-support/token-helpers.js";
 import { LaneLimits } from "./lane-limits.js";
 import { Relayer } from "./relayer.js";
 
@@ -75,16 +75,7 @@ describeEachStore("the relayer delivers at most once", (target) => {
   beforeAll(async () => {
     rt = await startTestRuntime({ store: target, relay: false });
     wallet = await newWallet(rt);
-    await ok(rt, "register_new_member", { name: "Peer", chain_id: 1002, role: "AUDITOR" });
-    const created = await ok(rt, "create_new_ERC20_token", {
-      wallet_id: wallet.id,
-      password: PASSWORD,
-      name: "Relay Coin",
-      symbol: "RLY",
-      initial_supply: "1000",
-    });
-    await receiptOf(rt, created.tx_hash as string);
-    token = created.address as string;
+    token = await peerAndCoin(rt, wallet.id, { role: "AUDITOR", name: "Relay Coin", symbol: "RLY" });
     // A receiver on 1002 that refuses every call (a receiver without code is refused before signing).
     const deployed = await ok(rt, "deploy_new_contract", {
       wallet_id: wallet.id,

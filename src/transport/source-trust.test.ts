@@ -1,10 +1,19 @@
-import { type Abi, encodeEventTopics, type Hex } from "viem";
+import type { Abi, Hex } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { BridgeERC20, MessageEndpoint } from "../contracts/artifacts.generated.js";
-import { nodeCall, receiptOf, result } from "../test-support/chain-helpers.js";
+import { BridgeERC20 } from "../contracts/artifacts.generated.js";
+import { nodeCall, receiptOf } from "../test-support/chain-helpers.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
-import { newWallet, ok, PASSWORD, read, transport, waitFor } from "../test-support/token-helpers.js";
+import {
+  deliveries,
+  newWallet,
+  ok,
+  PASSWORD,
+  peerAndCoin,
+  read,
+  transport,
+  waitFor,
+} from "../test-support/token-helpers.js";
 
 const RECIPIENT = "0x00000000000000000000000000000000000000ab";
 const HOUR = 3_600_000;
@@ -28,21 +37,6 @@ describeEachStore("what the relayer checks before value moves: finality, reorgs,
     return sent.transport_id as string;
   }
 
-  async function deliveries(id: string): Promise<number> {
-    const topics = encodeEventTopics({
-      abi: MessageEndpoint.abi,
-      eventName: "MessageDelivered",
-      args: { id: id as Hex },
-    });
-    const logs = await result<unknown[]>(
-      rt,
-      "eth_getLogs",
-      [{ address: rt.system!.endpoint, topics, fromBlock: "0x0", toBlock: "latest" }],
-      "?chain_id=1002",
-    );
-    return logs.length;
-  }
-
   const balance = (chainId: number, holder: string) =>
     read(rt, chainId, token, BridgeERC20.abi as Abi, "balanceOf", [holder]) as Promise<bigint>;
 
@@ -51,16 +45,7 @@ describeEachStore("what the relayer checks before value moves: finality, reorgs,
     // The relayer is driven by hand: each pass is one call, so nothing here waits on a timer.
     rt = await startTestRuntime({ store: target, relay: false });
     alice = await newWallet(rt);
-    await ok(rt, "register_new_member", { name: "Peer", chain_id: 1002, role: "PARTICIPANT" });
-    const created = await ok(rt, "create_new_ERC20_token", {
-      wallet_id: alice.id,
-      password: PASSWORD,
-      name: "Lane Coin",
-      symbol: "LANE",
-      initial_supply: "1000",
-    });
-    await receiptOf(rt, created.tx_hash as string);
-    token = created.address as string;
+    token = await peerAndCoin(rt, alice.id, { role: "PARTICIPANT", name: "Lane Coin", symbol: "LANE" });
   }, 60_000);
   afterAll(async () => rt?.close());
 
@@ -94,7 +79,7 @@ describeEachStore("what the relayer checks before value moves: finality, reorgs,
     expect(releaseAt).toBeLessThanOrEqual(Date.now() + HOUR / 2 + 1_000);
     await rt.relayer!.tick();
     expect((await transport(rt, id))?.state).toBe("queued");
-    expect(await deliveries(id)).toBe(0);
+    expect(await deliveries(rt, id)).toBe(0);
     const lanes = (await fetch(`${rt.url}/lanes`).then((r) => r.json())) as { available: string }[];
     expect(BigInt(lanes[0]!.available)).toBeLessThan(-49n);
 
@@ -109,7 +94,7 @@ describeEachStore("what the relayer checks before value moves: finality, reorgs,
       await rt.relayer!.tick();
       return (await transport(rt, id))?.state === "delivered" ? true : undefined;
     });
-    expect(await deliveries(id)).toBe(1);
+    expect(await deliveries(rt, id)).toBe(1);
     expect(await balance(1002, RECIPIENT)).toBe(150n);
   });
 
@@ -130,7 +115,7 @@ describeEachStore("what the relayer checks before value moves: finality, reorgs,
     expect(refunded).toMatchObject({ state: "failed" });
     expect(refunded.error).toContain("refund deadline");
     expect(await balance(1001, alice.address)).toBe(held);
-    expect(await deliveries(id)).toBe(0);
+    expect(await deliveries(rt, id)).toBe(0);
 
     expect((await fetch(`${rt.url}/lanes/1001/1002/${token}`, { method: "DELETE" })).status).toBe(204);
     const again = await fetch(`${rt.url}/lanes/1001/1002/${token}`, { method: "DELETE" });
@@ -167,7 +152,7 @@ describeEachStore("what the relayer checks before value moves: finality, reorgs,
     const row = await transport(rt, id);
     expect(row?.state).toBe("reorged");
     expect(row?.error).toContain("not on the canonical chain");
-    expect(await deliveries(id)).toBe(0);
+    expect(await deliveries(rt, id)).toBe(0);
   });
 
   function putLane(overrides: Record<string, unknown>) {

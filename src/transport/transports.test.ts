@@ -1,17 +1,21 @@
-import { type Abi, encodeEventTopics, type Hex, toFunctionSelector } from "viem";
+import { type Abi, type Hex, toFunctionSelector } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  BridgeERC20,
-  BridgeERC721,
-  MessageEndpoint,
-  TransportProbe,
-} from "../contracts/artifacts.generated.js";
-import { receiptOf, result } from "../test-support/chain-helpers.js";
+import { BridgeERC20, BridgeERC721, TransportProbe } from "../contracts/artifacts.generated.js";
+import { receiptOf } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
-import { newWallet, ok, op, PASSWORD, read, settled, transport } from "../test-support/token-helpers.js";
+import {
+  deliveries,
+  newWallet,
+  ok,
+  op,
+  PASSWORD,
+  read,
+  settled,
+  transport,
+} from "../test-support/token-helpers.js";
 import { type Receiver, startReceiver } from "../test-support/webhook-receiver.js";
 
 const ERC20 = BridgeERC20.abi as Abi;
@@ -26,22 +30,6 @@ async function transportCount(rt: TestRuntime): Promise<number> {
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .executeTakeFirstOrThrow();
   return Number(row.n);
-}
-
-/** How many times the destination endpoint executed a transport: MessageDelivered events with its id. */
-async function deliveries(rt: TestRuntime, id: string): Promise<number> {
-  const topics = encodeEventTopics({
-    abi: MessageEndpoint.abi,
-    eventName: "MessageDelivered",
-    args: { id: id as Hex },
-  });
-  const logs = await result<unknown[]>(
-    rt,
-    "eth_getLogs",
-    [{ address: rt.system!.endpoint, topics, fromBlock: "0x0", toBlock: "latest" }],
-    "?chain_id=1002",
-  );
-  return logs.length;
 }
 
 describeEachStore("members, tokens and transports on the embedded chains 1001 and 1002", (target) => {
