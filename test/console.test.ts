@@ -244,6 +244,18 @@ describe.skipIf(CHROMIUM === null)("the operator console in a real Chromium", ()
       }),
     );
     await receiptOf(rt, moved.tx_hash as string);
+    // The answer stays under its form and links to the transaction's record, which it marks.
+    const answer = page.locator("#transfer-tokens-result");
+    expect(await answer.getAttribute("class")).toBe("result ok");
+    expect(await page.evaluate("document.activeElement?.id")).toBe("transfer-tokens-result");
+    await answer.locator("a", { hasText: "see its record" }).click();
+    await page.waitForSelector(`#transfers tr.picked[data-transfer="${moved.tx_hash}"]`);
+    await page.goto(`${rt.url}/console/#/actions`);
+    await page.waitForSelector("#transfer-tokens");
+    expect(
+      await page.locator("#transfer-tokens-result").textContent(),
+      "answers are forgotten on leaving",
+    ).toBe("");
     const probe = resultOf(
       await act(page, "deploy-contract", { ...signer, chain_id: "1002", bytecode: TransportProbe.bytecode }),
     );
