@@ -9,6 +9,7 @@ import { ownNodes } from "../test-support/own-nodes.js";
 import { describeEachStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime } from "../test-support/test-runtime.js";
 import { type Receiver, startReceiver } from "../test-support/webhook-receiver.js";
+import type { TransferRecord } from "../tx/list-transfers.js";
 
 const nodes = ownNodes("traces");
 const collectors: Collector[] = [];
@@ -20,6 +21,7 @@ afterAll(async () => {
 /** The client's own trace, continued by chaingate (W3C traceparent). */
 const CLIENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN = "00f067aa0ba902b7";
+const BUMP_TRACE = "0af7651916cd43dd8448eb211c80319c";
 
 const named = (spans: ReceivedSpan[], name: string) => spans.filter((s) => s.name === name);
 
@@ -137,3 +139,77 @@ describeEachStore(
     });
   },
 );
+
+it("a fee bump is a span of the stuck transaction's trace, and its replacement's receipt and confirmation join the same trace", async () => {
+  const collector = await startCollector();
+  collectors.push(collector);
+  const rt = await nodes.runtime({
+    env: {
+      CHAINGATE_TRACKER_INTERVAL_MS: "100",
+      CHAINGATE_REPLACE_AFTER_SECONDS: "1",
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    },
+  });
+  const node = rt.devnet!.nodes[0]!.url;
+  const transfers = async (walletId: string) =>
+    (
+      (await rt.post("/list_all_transfers", { wallet_id: walletId })).json as {
+        result: { transfers: TransferRecord[] };
+      }
+    ).result.transfers;
+  await nodeCall(node, "evm_setAutomine", [false]);
+  let walletId = "";
+  let original = "";
+  try {
+    const made = await rt.post("/wallet", { type: "KEYSTORE_V3", password: "pw", address_quantity: 1 });
+    walletId = (made.json as { id: string }[])[0]!.id;
+    const sent = await rt.post(
+      "/transaction",
+      { wallet_id: walletId, password: "pw", transaction: { to: DEV_ACCOUNT_2, value: "5" } },
+      { traceparent: `00-${BUMP_TRACE}-${CLIENT_SPAN}-01` },
+    );
+    expect(sent.status, JSON.stringify(sent.json)).toBe(200);
+    original = (sent.json as { tx_hash: string }).tx_hash;
+    expect(
+      await waitUntil(async () => (await transfers(walletId)).some((r) => r.state === "replaced"), 60_000),
+    ).toBe(true);
+  } finally {
+    await nodeCall(node, "evm_setAutomine", [true]);
+  }
+  await nodeCall(node, "evm_mine", []);
+  let mined: TransferRecord | undefined;
+  expect(
+    await waitUntil(async () => {
+      mined = (await transfers(walletId)).find((r) => r.state === "confirmed");
+      return mined !== undefined;
+    }, 60_000),
+  ).toBe(true);
+  // What was mined is a replacement (same nonce, higher fees), not the stuck original.
+  expect(mined!.tx_hash).not.toBe(original);
+  const traced = (name: string) => named(collector.spans, name).some((s) => s.traceId === BUMP_TRACE);
+  expect(await waitUntil(() => traced("chaingate.confirmation"), 30_000)).toBe(true);
+
+  const life = collector.spans.filter((s) => s.traceId === BUMP_TRACE);
+  const [transaction] = named(life, "chaingate.transaction");
+  const bumps = named(life, "chaingate.fee_bump");
+  expect(bumps.length).toBeGreaterThan(0);
+  expect(bumps.every((s) => s.parentSpanId === transaction!.spanId)).toBe(true);
+  // The replacement is sent from inside the bump.
+  const bump = bumps[0]!;
+  expect(life.some((s) => s.name === "eth_sendRawTransaction" && s.parentSpanId === bump.spanId)).toBe(true);
+  expect(named(life, "chaingate.transaction.replaced").map((s) => s.parentSpanId)).toEqual([
+    transaction!.spanId,
+  ]);
+  // The replacement's own receipt and confirmation are in the stuck transaction's trace.
+  for (const step of ["chaingate.receipt", "chaingate.confirmation"])
+    expect(
+      life.some(
+        (s) =>
+          s.name === step &&
+          s.parentSpanId === transaction!.spanId &&
+          s.attributes["chaingate.transaction.id"] === mined!.id,
+      ),
+      step,
+    ).toBe(true);
+}, 180_000);

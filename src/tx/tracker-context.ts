@@ -79,19 +79,18 @@ export class TrackerContext {
   update(row: TransactionsTable, set: Partial<TransactionsTable>, then?: TxState): Promise<void> {
     const write = () => this.states.move(row, { set, ...(then === undefined ? {} : { then }) });
     if (!tracingOn() || set.state === undefined || set.state === row.state) return write();
-    // Each step of the transaction's life is a span of the trace it was signed in, whichever instance takes it.
-    return inStoredTrace(
-      row.trace_parent,
-      LIFE_SPANS[set.state] ?? `chaingate.transaction.${set.state}`,
-      write,
-      {
+    // Each step of the transaction's life is a span of the trace it was signed in, whichever instance
+    // takes it; a second state reached in the same write (mined, then confirmed) is a span of its own.
+    const step = (state: TxState, work: () => Promise<void>) =>
+      inStoredTrace(row.trace_parent, LIFE_SPANS[state] ?? `chaingate.transaction.${state}`, work, {
         "chaingate.transaction.id": row.id,
         "chaingate.transaction.hash": row.tx_hash,
-        "chaingate.transaction.state": set.state,
+        "chaingate.transaction.state": state,
         ...(set.block_number == null ? {} : { "chaingate.transaction.block": set.block_number }),
         ...(set.error == null ? {} : { "chaingate.transaction.error": set.error }),
-      },
-    );
+      });
+    const moved = step(set.state, write);
+    return then === undefined ? moved : moved.then(() => step(then, async () => {}));
   }
 
   /** The chain's rule for `confirmed`: a depth (at least --confirmations), or the node's finalized block. */
