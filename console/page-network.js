@@ -1,5 +1,5 @@
 // The Network page: chains, upstreams, the live block feed and the requests chart.
-import { h, key, loadNetwork, main, nav, network, table } from "./lib.js";
+import { h, key, loadNetwork, main, nav, network, short, table } from "./lib.js";
 
 const blocks = [];
 /**
@@ -55,11 +55,12 @@ export async function renderNetwork() {
   );
 }
 
+/** A new block: its number and hash, shortened as every hash is (the whole on hover). */
 function blockLine(block) {
   return h(
     "li",
-    {},
-    `#${Number.parseInt(block.number, 16)} ${block.hash.slice(0, 18)}… ${block.transactions ?? ""}`,
+    { title: block.hash },
+    `#${Number.parseInt(block.number, 16)} ${short(block.hash)} ${block.transactions ?? ""}`,
   );
 }
 

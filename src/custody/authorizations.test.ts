@@ -19,6 +19,7 @@ import {
   EMITTER_INIT_CODE,
   REVERTER_INIT_CODE,
 } from "../test-support/evm-fixtures.js";
+import { keysInForce } from "../test-support/keys.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { fromRpcAuthorization, type RpcAuthorization } from "../tx/authorizations.js";
 
@@ -56,6 +57,8 @@ describe("EIP-7702 from custody", () => {
     otherDelegate = await deploy(REVERTER_INIT_CODE);
     // From here on every request needs the key (the policies are an admin's).
     admin = (await new ApiKeyStore(rt.store).create("admin", "ops")).key;
+    // The key ring reads the store twice a second: a call before it has the key would run keyless.
+    await keysInForce(rt, [admin]);
   }, 120_000);
   afterAll(async () => {
     await rt?.close();

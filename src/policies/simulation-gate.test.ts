@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import { type Envelope, nodeCall, nodeReceipt, nodeUrlOf } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { keysInForce } from "../test-support/keys.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { ok } from "../test-support/token-helpers.js";
 
@@ -36,6 +37,8 @@ describe("simulation as a policy gate", () => {
   beforeAll(async () => {
     rt = await startTestRuntime({ env: { CHAINGATE_TRACKER_INTERVAL_MS: "100" } });
     admin = (await new ApiKeyStore(rt.store).create("admin", "ops")).key;
+    // The key ring reads the store twice a second: a call before it has the key would run keyless.
+    await keysInForce(rt, [admin]);
     const made = await rt.post(
       "/wallet",
       { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 },

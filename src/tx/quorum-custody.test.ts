@@ -7,6 +7,7 @@ import { ApiKeyStore } from "../auth/api-keys.js";
 import { type Envelope, nodeCall } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
+import { keysInForce } from "../test-support/keys.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
 import { describeEachStore } from "../test-support/stores.js";
@@ -108,6 +109,8 @@ describeEachStore("custody on a chain with two upstreams, one of which lies", (t
       },
     });
     admin = (await new ApiKeyStore(rt.store).create("admin", "ops")).key;
+    // The key ring reads the store twice a second: a call before it has the key would run keyless.
+    await keysInForce(rt, [admin]);
     const made = await rt.post(
       "/wallet",
       { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 },
