@@ -157,32 +157,26 @@ function recordsIn(result) {
   return found;
 }
 
+/** A record an answer made, shortened, with a link to its row on the Transfers page. */
+function recordLink(kind, value, query) {
+  return h(
+    "li",
+    {},
+    `${kind} `,
+    h("code", { title: value }, short(value)),
+    " ",
+    h("a", { href: `#/activity?${query}` }, "see its record"),
+  );
+}
+
 /** The answer's text: what happened, links to the records it made, the whole answer folded. */
 function answerParts(legend, answer) {
   if (answer.state === "working") return [`${legend}: working…`];
   if (answer.state === "failed") return [`${legend} failed. ${answer.message}`];
   const { hashes, transports } = recordsIn(answer.result);
   const links = [
-    ...[...hashes].map((hash) =>
-      h(
-        "li",
-        {},
-        "Transaction ",
-        h("code", { title: hash }, short(hash)),
-        " ",
-        h("a", { href: `#/activity?tx=${hash}` }, "see its record"),
-      ),
-    ),
-    ...[...transports].map((id) =>
-      h(
-        "li",
-        {},
-        "Transport ",
-        h("code", { title: id }, short(id)),
-        " ",
-        h("a", { href: `#/activity?transport=${id}` }, "see its record"),
-      ),
-    ),
+    ...[...hashes].map((hash) => recordLink("Transaction", hash, `tx=${hash}`)),
+    ...[...transports].map((id) => recordLink("Transport", id, `transport=${id}`)),
   ];
   return [
     `${legend}: done.`,

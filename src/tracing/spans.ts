@@ -126,7 +126,7 @@ export function traceHeaders(): Record<string, string> {
  */
 export function inNodeCall<T>(upstream: string, method: string, work: () => Promise<T>): Promise<T> {
   if (tracer === undefined) return work();
-  return inSpan(method, () => work(), {
+  return inSpan(method, work, {
     kind: SpanKind.CLIENT,
     attributes: { "rpc.system": "jsonrpc", "rpc.method": method, "chaingate.upstream": upstream },
   });
