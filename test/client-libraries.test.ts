@@ -1,7 +1,7 @@
 import { ethers } from "ethers";
 import { createPublicClient, createWalletClient, defineChain, type Hex, http, parseEther } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   DEV_ACCOUNT_2,
   DEV_PRIVATE_KEY,
@@ -9,19 +9,13 @@ import {
   EMITTER_TOPIC,
   REVERTER_INIT_CODE,
 } from "../src/test-support/evm-fixtures.js";
-import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
+import { suiteRuntime } from "../src/test-support/test-runtime.js";
 
 /** anvil's third default key: kept apart from the first so the two libraries never share a nonce. */
 const SECOND_KEY = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a";
 
 describe("real client libraries use chaingate as their provider", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime();
-  });
-  afterAll(async () => {
-    await rt?.close();
-  });
+  const rt = suiteRuntime();
 
   it("ethers v6 reads blocks and balances, sends a signed transaction, waits and reads logs", async () => {
     // ethers reuses identical answers for 250 ms by default; on an automining chain that serves a

@@ -9,10 +9,11 @@ import WebSocket from "ws";
 import { type AnvilNode, startAnvil } from "../src/devnet/anvil-node.js";
 import { type Balancer, startBalancer } from "../src/test-support/balancer.js";
 import { nodeCall } from "../src/test-support/chain-helpers.js";
-import { waitUntil } from "../src/test-support/cli.js";
+import { nativeResult, waitUntil } from "../src/test-support/cli.js";
 import { DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../src/test-support/evm-fixtures.js";
 import { POSTGRES_AVAILABLE, type TempStore, tempStore } from "../src/test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
+import { newWallet } from "../src/test-support/token-helpers.js";
 import { RELAYER_LEASE_MS } from "../src/transport/relayer.js";
 
 /**
@@ -175,20 +176,15 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
         await startTestRuntime({ store, dataDir: join(dir, "keyless-b"), env: keyless }),
       ];
       try {
-        const made = await a.post("/wallet", {
-          type: "KEYSTORE_V3",
-          password: "keyless-pw",
-          address_quantity: 1,
-        });
-        const [record] = made.json as { id: string; address: string }[];
-        const unlocked = await a.post(`/wallet/${record!.id}/unlock`, {
+        const record = await newWallet(a, "keyless-pw");
+        const unlocked = await a.post(`/wallet/${record.id}/unlock`, {
           password: "keyless-pw",
           seconds: 600,
         });
         expect(unlocked.status, JSON.stringify(unlocked.json)).toBe(200);
         expect(unlocked.json).toEqual([expect.objectContaining({ unlocked_on: "this_instance" })]);
         const sign = (rt: TestRuntime) =>
-          rt.post("/", { jsonrpc: "2.0", id: 1, method: "eth_sign", params: [record!.address, "0x1234"] });
+          rt.post("/", { jsonrpc: "2.0", id: 1, method: "eth_sign", params: [record.address, "0x1234"] });
         expect(((await sign(a)).json as { result?: string }).result).toMatch(/^0x[0-9a-f]{130}$/);
         const elsewhere = (await sign(b)).json as { error?: { message: string; data?: { code?: string } } };
         expect(elsewhere.error?.data?.code).toBe("UNLOCKED_ELSEWHERE");
@@ -248,16 +244,7 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
       const address = await wallet();
       const rows = (await (await fetch(`${lb.url}/wallet`)).json()) as { id: string; address: string }[];
       const walletId = rows.find((r) => r.address === address)!.id;
-      const call = async (path: string, params: Record<string, unknown>) => {
-        const response = await fetch(`${lb.url}/${path}`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ jsonrpc: "2.0", id: 1, params: [params] }),
-        });
-        const body = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
-        if (body.error) throw new Error(`${path}: ${JSON.stringify(body.error)}`);
-        return body.result!;
-      };
+      const call = (path: string, params: Record<string, unknown>) => nativeResult(lb.url, path, params);
       await call("register_new_member", { name: `Peer ${address}`, chain_id: 1002, role: "PARTICIPANT" });
       const token = await call("create_new_ERC20_token", {
         wallet_id: walletId,

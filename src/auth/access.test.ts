@@ -3,7 +3,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { startTestRuntime, suiteRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const PASSWORD = "tenant-password";
@@ -146,12 +146,7 @@ describeEachStore("API keys and tenancy", (target) => {
 });
 
 describe("rate limits", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    // Budgets per hour: nothing refills while the test runs, however slow the machine.
-    rt = await startTestRuntime({ env: { CHAINGATE_RATE_READ: "5/h", CHAINGATE_RATE_WALLETS: "2/h" } });
-  });
-  afterAll(async () => rt?.close());
+  const rt = suiteRuntime({ env: { CHAINGATE_RATE_READ: "5/h", CHAINGATE_RATE_WALLETS: "2/h" } });
 
   it("answers 429 with Retry-After once a group's budget is spent; other groups are unaffected", async () => {
     const statuses: number[] = [];
@@ -175,11 +170,7 @@ describe("rate limits", () => {
 });
 
 describe("method policy", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime({ env: { CHAINGATE_DENY_METHODS: "eth_sendTransaction,eth_sign*" } });
-  });
-  afterAll(async () => rt?.close());
+  const rt = suiteRuntime({ env: { CHAINGATE_DENY_METHODS: "eth_sendTransaction,eth_sign*" } });
 
   it("refuses denied methods on Native paths and in batches, and serves the rest", async () => {
     const denied = await rt.post("/eth_sendTransaction", {

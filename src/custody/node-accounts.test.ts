@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../config/load-config.js";
 import { receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { suiteRuntime } from "../test-support/test-runtime.js";
 
-let rt: TestRuntime;
-beforeAll(async () => {
-  rt = await startTestRuntime({ env: { CHAINGATE_DEVNET_NODE_ACCOUNTS: "true" } });
-});
-afterAll(async () => {
-  await rt?.close();
-});
+const rt = suiteRuntime({ env: { CHAINGATE_DEVNET_NODE_ACCOUNTS: "true" } });
 
 it("--devnet-node-accounts lists anvil's dev accounts after the custody ones and lets them send (development aid)", async () => {
   const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: "pw", address_quantity: 1 });

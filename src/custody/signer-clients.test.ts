@@ -1,10 +1,10 @@
 import { JsonRpcProvider, TypedDataEncoder, verifyMessage, verifyTypedData } from "ethers";
 import { createPublicClient, createWalletClient, defineChain, http, parseEther } from "viem";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Web3 } from "web3";
 import { cast } from "../test-support/cast.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { suiteRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 const PASSWORD = "signer-client-password";
 
@@ -44,13 +44,7 @@ const TYPED: {
 };
 
 describe("chaingate as the signer of real client libraries", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime({ env: { CHAINGATE_TRACKER_INTERVAL_MS: "100" } });
-  });
-  afterAll(async () => {
-    await rt?.close();
-  });
+  const rt = suiteRuntime({ env: { CHAINGATE_TRACKER_INTERVAL_MS: "100" } });
 
   it("ethers v6 JsonRpcSigner: sendTransaction is mined, signMessage and signTypedData recover to the custody address", async () => {
     const address = await custodyAddress(rt);

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { nodeCall, result } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { suiteRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { newWallet, openTransactions, retryUntilHashed, sendWithKey } from "../test-support/token-helpers.js";
 
 const receiptOf = (rt: TestRuntime, hash: string) =>
@@ -28,11 +28,7 @@ async function allSettled(rt: TestRuntime, address: string, hashes: string[]): P
 }
 
 describe("an embedded chain that dies or goes back", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime({ env: { CHAINGATE_TRACKER_INTERVAL_MS: "100" } });
-  });
-  afterAll(async () => rt?.close());
+  const rt = suiteRuntime({ env: { CHAINGATE_TRACKER_INTERVAL_MS: "100" } });
 
   const send = (walletId: string, key: string) => sendWithKey(rt, walletId, key);
 

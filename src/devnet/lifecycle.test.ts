@@ -1,18 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { anvilsFor, killStartedClis, rpc, startCli, waitUntil } from "../test-support/cli.js";
+import { describe, expect, it } from "vitest";
+import { anvilsFor, cliDataDir, rpc, startCli, waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT, signedDevTransfer } from "../test-support/evm-fixtures.js";
 
 describe("the embedded chains live and die with chaingate", () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "chaingate-lifecycle-"));
-  afterAll(async () => {
-    killStartedClis();
-    await waitUntil(() => anvilsFor(dataDir).length === 0, 10_000);
-    for (const pid of anvilsFor(dataDir)) process.kill(pid, "SIGKILL");
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = cliDataDir("lifecycle");
 
   it("SIGTERM stops chaingate and both anvils; the chain state survives the restart", async () => {
     const first = await startCli(dataDir);

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import WebSocket from "ws";
 import { mine, nodeCall, sendAndWait } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT, EMITTER_INIT_CODE } from "../test-support/evm-fixtures.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { suiteRuntime } from "../test-support/test-runtime.js";
 
 interface Notification {
   subscription: string;
@@ -54,11 +54,7 @@ async function client(url: string) {
 
 const numberOf = (n: Notification) => Number(BigInt((n.result.number ?? n.result.blockNumber)!));
 
-let rt: TestRuntime;
-beforeAll(async () => {
-  rt = await startTestRuntime();
-});
-afterAll(async () => rt?.close());
+const rt = suiteRuntime();
 
 it("a newHeads client that lost its socket resumes from its cursor: every missed head once, in order", async () => {
   const first = await client(rt.url);
@@ -95,14 +91,11 @@ it("a newHeads client that lost its socket resumes from its cursor: every missed
   await again.close();
 });
 
-it("a logs client resumes across a reorg: what the reorg took back comes with removed: true, then the new chain's logs", async () => {
-  const emitter = (await sendAndWait(rt, { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE })).contractAddress!;
-  const node = rt.devnet!.nodes[0]!.url;
-  const first = await client(rt.url);
-  expect(
-    (await first.call("eth_subscribe", ["logs", { address: emitter, resumable: true }])).error,
-  ).toBeUndefined();
-  const snapshot = await nodeCall(node, "evm_snapshot");
+/**
+ * A log the stream `first` delivers (the reorg to come takes it back), then the stream gone: the log's
+ * transaction and the cursor a client resumes after.
+ */
+async function lastLogThenGone(first: Awaited<ReturnType<typeof client>>, emitter: string) {
   const doomed = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
   expect(
     await waitUntil(
@@ -112,6 +105,18 @@ it("a logs client resumes across a reorg: what the reorg took back comes with re
   ).toBe(true);
   const cursor = first.notes.at(-1)!.cursor!;
   await first.close();
+  return { doomed, cursor };
+}
+
+it("a logs client resumes across a reorg: what the reorg took back comes with removed: true, then the new chain's logs", async () => {
+  const emitter = (await sendAndWait(rt, { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE })).contractAddress!;
+  const node = rt.devnet!.nodes[0]!.url;
+  const first = await client(rt.url);
+  expect(
+    (await first.call("eth_subscribe", ["logs", { address: emitter, resumable: true }])).error,
+  ).toBeUndefined();
+  const snapshot = await nodeCall(node, "evm_snapshot");
+  const { doomed, cursor } = await lastLogThenGone(first, emitter);
   // The block with the doomed log goes; the chain grows longer with another log.
   await nodeCall(node, "evm_revert", [snapshot]);
   await mine(rt, 1);
@@ -139,15 +144,7 @@ it("a logs stream resumed across a reorg whose fork is below every block it reme
   ).toBeUndefined();
   // A block without its logs, then one with: the stream remembers only the second.
   await mine(rt, 1);
-  const doomed = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
-  expect(
-    await waitUntil(
-      () => first.notes.some((n) => n.result.transactionHash === doomed.transactionHash),
-      20_000,
-    ),
-  ).toBe(true);
-  const cursor = first.notes.at(-1)!.cursor!;
-  await first.close();
+  const { doomed, cursor } = await lastLogThenGone(first, emitter);
   // The fork is at the snapshot, below the block before the doomed log: the new chain has a log in
   // each of the two blocks above it, and a third after.
   await nodeCall(node, "evm_revert", [snapshot]);

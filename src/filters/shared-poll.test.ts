@@ -1,35 +1,19 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, expect, it } from "vitest";
-import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
 import { devSend, receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, EMITTER_INIT_CODE } from "../test-support/evm-fixtures.js";
+import { ownNodes } from "../test-support/own-nodes.js";
 import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
-const dir = mkdtempSync(join(tmpdir(), "chaingate-shared-poll-"));
-let anvil: AnvilNode | undefined;
+const own = ownNodes("shared-poll");
 let proxy: RpcProxy | undefined;
-let rt: TestRuntime | undefined;
 afterAll(async () => {
-  await rt?.close();
   await proxy?.close();
-  await anvil?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 it("twenty log filters with different criteria polling a new block cost one eth_getLogs between them", async () => {
-  anvil = await startAnvil({
-    chainId: 1001,
-    dir: join(dir, "anvil"),
-    blockTime: 0,
-    logger: pino({ level: "silent" }),
-  });
+  const anvil = await own.anvil("anvil");
   proxy = await startRpcProxy(anvil.url);
-  rt = await startTestRuntime({ env: { CHAINGATE_UPSTREAMS: proxy.url } });
-  const runtime = rt;
+  const runtime = await own.runtime({ env: { CHAINGATE_UPSTREAMS: proxy.url } });
   const deployed = await devSend(runtime, { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE });
   const emitter = (await receiptOf(runtime, deployed)).contractAddress!;
   const filters: string[] = [];

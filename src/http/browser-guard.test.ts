@@ -4,7 +4,7 @@ import WebSocket from "ws";
 import { result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { raw } from "../test-support/raw-request.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { startTestRuntime, suiteRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { hostAllowed, hostName } from "./browser-guard.js";
 
 function openSocket(url: string, origin?: string): Promise<"open" | number> {
@@ -127,13 +127,9 @@ describe("without API keys, a web page cannot use chaingate", () => {
 });
 
 describe("listed virtual hosts and origins", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime({
-      env: { CHAINGATE_VHOSTS: "chaingate.internal", CHAINGATE_ALLOWED_ORIGINS: "https://wallet.example" },
-    });
+  const rt = suiteRuntime({
+    env: { CHAINGATE_VHOSTS: "chaingate.internal", CHAINGATE_ALLOWED_ORIGINS: "https://wallet.example" },
   });
-  afterAll(async () => rt?.close());
 
   it("are served", async () => {
     const port = new URL(rt.url).port;

@@ -10,7 +10,7 @@ import {
 } from "../test-support/evm-fixtures.js";
 import { openRpcValidator } from "../test-support/openrpc.js";
 import { specCalls } from "../test-support/spec-calls.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { startTestRuntime, suiteRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 const SPEC_PATHS = [
   "eth_accounts",
@@ -202,11 +202,7 @@ describe("Native paths against the embedded chain", () => {
 });
 
 describe("near misses", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime();
-  });
-  afterAll(async () => rt?.close());
+  const rt = suiteRuntime();
 
   it("a method path with a case typo names the method it meant; GET on a method path says method paths take POST", async () => {
     const typo = await rt.post("/eth_blocknumber");

@@ -5,7 +5,7 @@ import { ApiKeyStore } from "../auth/api-keys.js";
 import { waitUntil } from "../test-support/cli.js";
 import { keysInForce } from "../test-support/keys.js";
 import { raw } from "../test-support/raw-request.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { startTestRuntime, suiteRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 /** A POST with exactly the headers given. */
 const post = (url: string, path: string, headers: Record<string, string>, body: string) =>
@@ -279,11 +279,7 @@ describe("node reads on POST / under the per-key limits", () => {
 });
 
 describe("node reads on POST / under the read rate limit", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime({ env: { CHAINGATE_LOG_REQUESTS: "false", CHAINGATE_RATE_READ: "20/min" } });
-  });
-  afterAll(async () => rt?.close());
+  const rt = suiteRuntime({ env: { CHAINGATE_LOG_REQUESTS: "false", CHAINGATE_RATE_READ: "20/min" } });
 
   it("fast answers take the caller's tokens: past the limit, it is told to wait", async () => {
     const body = call("eth_chainId", []);
@@ -309,12 +305,8 @@ describe("node reads on POST / under the read rate limit", () => {
 });
 
 describe("node reads on POST / with the default configuration (requests logged)", () => {
-  let rt: TestRuntime;
   const logLines: string[] = [];
-  beforeAll(async () => {
-    rt = await startTestRuntime({ logLines });
-  });
-  afterAll(async () => rt?.close());
+  const rt = suiteRuntime({ logLines });
 
   it("the fast path answers, and every request, fast or full path, has one access-log line", async () => {
     const before = await fastAnswers(rt);

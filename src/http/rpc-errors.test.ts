@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Envelope } from "../test-support/chain-helpers.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { suiteRuntime } from "../test-support/test-runtime.js";
 
 describe("bad input on the JSON-RPC surfaces gets the right error, never a crash", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime({ env: { CHAINGATE_BODY_LIMIT: "4096", CHAINGATE_BATCH_LIMIT: "5" } });
-  });
-  afterAll(async () => {
-    await rt?.close();
-  });
+  const rt = suiteRuntime({ env: { CHAINGATE_BODY_LIMIT: "4096", CHAINGATE_BATCH_LIMIT: "5" } });
 
   const raw = async (path: string, body: string, headers: Record<string, string> = {}) => {
     const response = await fetch(`${rt.url}${path}`, {

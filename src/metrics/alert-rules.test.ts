@@ -1,8 +1,8 @@
 /** The shipped alert rules and dashboard: promtool checks and unit-tests the rules against recorded series, and every series they name is one /metrics serves. */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { describe, expect, it } from "vitest";
+import { suiteRuntime } from "../test-support/test-runtime.js";
 
 const DEPLOY = new URL("../../deploy/", import.meta.url).pathname;
 const RULES = `${DEPLOY}prometheus/alerts.yml`;
@@ -32,11 +32,7 @@ function seriesIn(expr: string): string[] {
 }
 
 describe("the series the rules and the dashboard name", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime();
-  }, 120_000);
-  afterAll(async () => rt?.close());
+  const rt = suiteRuntime();
 
   it("every series the alert rules and the dashboard query is one /metrics serves", async () => {
     const text = await (await fetch(`${rt.url}/metrics`)).text();

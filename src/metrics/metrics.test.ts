@@ -1,17 +1,11 @@
 import parsePrometheus from "parse-prometheus-text-format";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { sendAndWait } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { suiteRuntime } from "../test-support/test-runtime.js";
 import { waitFor } from "../test-support/token-helpers.js";
 
-let rt: TestRuntime;
-beforeAll(async () => {
-  rt = await startTestRuntime();
-});
-afterAll(async () => {
-  await rt?.close();
-});
+const rt = suiteRuntime();
 
 async function scrape() {
   const response = await fetch(`${rt.url}/metrics`);

@@ -67,6 +67,15 @@ describeEachStore("signing policies and the audit log", (target) => {
     CHAINGATE_WEBHOOK_INTERVAL_MS: "50",
   };
   const homeUrl = () => rt.devnet!.nodes.find((n) => n.chainId === 1001)!.url;
+  /** On PostgreSQL, another instance on the same store and node: rolling limits must hold across both. */
+  const secondInstance = async () =>
+    target === "postgres" && POSTGRES_AVAILABLE
+      ? await startTestRuntime({
+          store,
+          dataDir: rt.dataDir,
+          env: { ...env, CHAINGATE_UPSTREAMS: homeUrl() },
+        })
+      : undefined;
 
   /** A funded wallet of alice's, unattended so that every instance can sign for it. */
   async function unattendedWallet(): Promise<{ id: string; address: `0x${string}` }> {
@@ -307,14 +316,7 @@ describeEachStore("signing policies and the audit log", (target) => {
       wallet_id: wallet.id,
       rules: { max_value_per_day: parseEther("1").toString() },
     });
-    const second =
-      target === "postgres" && POSTGRES_AVAILABLE
-        ? await startTestRuntime({
-            store,
-            dataDir: rt.dataDir,
-            env: { ...env, CHAINGATE_UPSTREAMS: homeUrl() },
-          })
-        : undefined;
+    const second = await secondInstance();
     try {
       // 0.15 ETH each: six fit in 1 ETH (0.9), the seventh would not.
       const answers = await Promise.all(
@@ -362,14 +364,7 @@ describeEachStore("signing policies and the audit log", (target) => {
       wallet_id: walletId,
       rules: { max_value_per_day: parseEther("1").toString() },
     });
-    const second =
-      target === "postgres" && POSTGRES_AVAILABLE
-        ? await startTestRuntime({
-            store,
-            dataDir: rt.dataDir,
-            env: { ...env, CHAINGATE_UPSTREAMS: homeUrl() },
-          })
-        : undefined;
+    const second = await secondInstance();
     try {
       // 2 addresses x 2 chains x 6 sends of 0.15 ETH: six fit in the wallet's 1 ETH, wherever they come from.
       const answers = await Promise.all(

@@ -3,6 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import { type Envelope, nodeCall, nodeReceipt, nodeUrlOf } from "../test-support/chain-helpers.js";
+import { guardedBySimulation } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { keysInForce } from "../test-support/keys.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -60,17 +61,7 @@ describe("simulation as a policy gate", () => {
     );
     await mined(created.tx_hash);
     token = created.address as Hex;
-    const policy = await rt.post(
-      "/policies",
-      {
-        name: "simulated",
-        wallet_id: wallet.id,
-        rules: { simulation: { max_token_outflow: [{ token, max: parseEther("100").toString() }] } },
-      },
-      auth(),
-    );
-    expect(policy.status, JSON.stringify(policy.json)).toBe(200);
-    expect((await rpc("personal_unlockAccount", [wallet.address, PASSWORD, 600])).result).toBe(true);
+    await guardedBySimulation(rt, wallet, token, PASSWORD, auth());
   }, 120_000);
   afterAll(async () => {
     await rt?.close();

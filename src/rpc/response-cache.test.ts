@@ -1,9 +1,9 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { devSend, mine, receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { suiteRuntime } from "../test-support/test-runtime.js";
 import { METHODS_BY_NAME } from "./method-table.js";
 import { ENTRY_OVERHEAD_BYTES, ResponseCache } from "./response-cache.js";
 
@@ -136,13 +136,7 @@ describe("response cache rules", () => {
 });
 
 describe("cached answers through the gateway stay correct", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime({ env: { CHAINGATE_HEAD_POLL_MS: "50" } });
-  });
-  afterAll(async () => {
-    await rt?.close();
-  });
+  const rt = suiteRuntime({ env: { CHAINGATE_HEAD_POLL_MS: "50" } });
 
   it("a balance read right after a send through the gateway shows the send", async () => {
     for (let i = 0; i < 5; i++) {

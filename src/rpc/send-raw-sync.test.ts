@@ -1,12 +1,12 @@
 import { createPublicClient, type Hex, http, keccak256, parseEther } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { sendRawTransactionSync } from "viem/actions";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cast } from "../test-support/cast.js";
 import { chainAt, native, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
 import { fundedCustody } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { suiteRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 const PASSWORD = "sync-send-password";
 
@@ -37,15 +37,12 @@ async function signed(key: ReturnType<typeof privateKeyToAccount>, nonce: number
 }
 
 describe("synchronous sends (EIP-7966) on a chain that mines a block a second", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime({
-      env: { CHAINGATE_DEVNET_BLOCK_TIME: "1", CHAINGATE_DEVNET_NODE_ACCOUNTS: "true" },
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await rt?.close();
+  const rt = suiteRuntime({
+    env: { CHAINGATE_DEVNET_BLOCK_TIME: "1", CHAINGATE_DEVNET_NODE_ACCOUNTS: "true" },
   });
+  /** `cast send --sync` of 1 wei to DEV_ACCOUNT_2 through chaingate, signed as `signer` says. */
+  const castSendSync = (...signer: string[]) =>
+    cast(["send", "--sync", ...signer, "--rpc-url", rt.url, "--json", DEV_ACCOUNT_2, "--value", "1"]);
 
   it("viem's sendRawTransactionSync answers the mined receipt, waited for on the chain's heads", async () => {
     const key = await fundedKey(rt);
@@ -151,39 +148,16 @@ describe("synchronous sends (EIP-7966) on a chain that mines a block a second", 
       },
     ]);
     await receiptOf(rt, funded.result as string);
-    const raw = JSON.parse(
-      await cast([
-        "send",
-        "--sync",
-        "--private-key",
-        ownKey,
-        "--rpc-url",
-        rt.url,
-        "--json",
-        DEV_ACCOUNT_2,
-        "--value",
-        "1",
-      ]),
-    ) as { status: string; from: string };
+    const raw = JSON.parse(await castSendSync("--private-key", ownKey)) as { status: string; from: string };
     expect(raw.status).toBe("0x1");
     expect(raw.from.toLowerCase()).toBe(withKey.address.toLowerCase());
 
     const wallet = await unlockedCustody(rt);
-    const custody = JSON.parse(
-      await cast([
-        "send",
-        "--sync",
-        "--unlocked",
-        "--from",
-        wallet.address,
-        "--rpc-url",
-        rt.url,
-        "--json",
-        DEV_ACCOUNT_2,
-        "--value",
-        "1",
-      ]),
-    ) as { status: string; from: string; transactionHash: string };
+    const custody = JSON.parse(await castSendSync("--unlocked", "--from", wallet.address)) as {
+      status: string;
+      from: string;
+      transactionHash: string;
+    };
     expect(custody.status).toBe("0x1");
     expect(custody.from.toLowerCase()).toBe(wallet.address.toLowerCase());
     const row = await rt.store.db

@@ -1,22 +1,16 @@
 import { readFileSync } from "node:fs";
 import { toHex } from "viem";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { native } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT } from "../test-support/evm-fixtures.js";
 import { openRpcValidator, SPEC_PATH } from "../test-support/openrpc.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { suiteRuntime } from "../test-support/test-runtime.js";
 import { METHODS_BY_NAME } from "./method-table.js";
 
 const spec = openRpcValidator();
 
 describe("the execution-apis rows chaingate passes through, checked against the standard's schemas", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime();
-  }, 120_000);
-  afterAll(async () => {
-    await rt?.close();
-  });
+  const rt = suiteRuntime();
 
   it("every method of the execution-apis document is a row of the method table", () => {
     const doc = JSON.parse(readFileSync(SPEC_PATH, "utf8")) as { methods: { name: string }[] };

@@ -1,30 +1,20 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { sql, type Transaction } from "kysely";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
-import { openStore, type Store } from "./database.js";
+import { expect, it } from "vitest";
+import { describeEachStore, suiteStore, tempStore } from "../test-support/stores.js";
+import { openStore } from "./database.js";
 import { GroupCommit, MAX_GROUP } from "./group-commit.js";
 import type { Database } from "./schema.js";
 
 describeEachStore("group commit", (target) => {
-  let temp: TempStore;
-  let store: Store;
+  const opened = suiteStore(target);
   let chain = 0;
-
-  beforeAll(async () => {
-    temp = await tempStore(target);
-    store = await openStore(temp.location);
-  });
-  afterAll(async () => {
-    await store?.close();
-    await temp?.drop();
-  });
 
   /** A ledger row of its own for each test (the table has a plain composite key). */
   const insert = (trx: Transaction<Database>, c: number, address: string) =>
     trx.insertInto("nonce_ledger").values({ chain_id: c, address, next_nonce: 0 }).execute();
   const addresses = async (c: number) =>
-    (await store.db.selectFrom("nonce_ledger").select("address").where("chain_id", "=", c).execute())
+    (await opened.store.db.selectFrom("nonce_ledger").select("address").where("chain_id", "=", c).execute())
       .map((r) => r.address)
       .sort();
 
@@ -32,7 +22,7 @@ describeEachStore("group commit", (target) => {
     const c = ++chain;
     const trxs = await Promise.all(
       ["a", "b", "c", "d", "e"].map((address) =>
-        store.group.run(async (trx) => {
+        opened.store.group.run(async (trx) => {
           await insert(trx, c, address);
           return trx;
         }),
@@ -46,7 +36,7 @@ describeEachStore("group commit", (target) => {
     const c = ++chain;
     const runs: string[][] = [];
     const join = (address: string) =>
-      store.group.join(`test:${c}`, address, async (trx, items: string[]) => {
+      opened.store.group.join(`test:${c}`, address, async (trx, items: string[]) => {
         runs.push([...items]);
         for (const item of items) await insert(trx, c, item);
       });
@@ -59,7 +49,7 @@ describeEachStore("group commit", (target) => {
   it("a joined batch whose group is lost before its job runs is not joined again: the next item starts a new one", async () => {
     let lose = true;
     // The store's Kysely, except that while `lose` holds no transaction can begin (a dead connection).
-    const db = new Proxy(store.db, {
+    const db = new Proxy(opened.store.db, {
       get(target, property) {
         if (property === "transaction" && lose)
           return () => ({
@@ -86,7 +76,7 @@ describeEachStore("group commit", (target) => {
     const c = ++chain;
     const outcomes = await Promise.allSettled(
       ["a", "b", "c"].map((address) =>
-        store.group.run(async (trx) => {
+        opened.store.group.run(async (trx) => {
           await insert(trx, c, address);
           if (address === "b") {
             // Written, then refused (as a rolling limit refuses after reading under the lock).
@@ -105,11 +95,11 @@ describeEachStore("group commit", (target) => {
   it("a statement error inside a job rolls back to its savepoint; the group goes on", async () => {
     const c = ++chain;
     const outcomes = await Promise.allSettled([
-      store.group.run((trx) => insert(trx, c, "a")),
+      opened.store.group.run((trx) => insert(trx, c, "a")),
       // The same key twice: a constraint violation, which on PostgreSQL aborts the transaction
       // unless it is rolled back to the job's savepoint.
-      store.group.run((trx) => insert(trx, c, "a")),
-      store.group.run((trx) => insert(trx, c, "z")),
+      opened.store.group.run((trx) => insert(trx, c, "a")),
+      opened.store.group.run((trx) => insert(trx, c, "z")),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(await addresses(c)).toEqual(["a", "z"]);
@@ -121,10 +111,10 @@ describeEachStore("group commit", (target) => {
       order.push(name);
     };
     await Promise.all([
-      store.group.run(job("k2-first"), "k2"),
-      store.group.run(job("k1-first"), "k1"),
-      store.group.run(job("k2-second"), "k2"),
-      store.group.run(job("k1-second"), "k1"),
+      opened.store.group.run(job("k2-first"), "k2"),
+      opened.store.group.run(job("k1-first"), "k1"),
+      opened.store.group.run(job("k2-second"), "k2"),
+      opened.store.group.run(job("k1-second"), "k1"),
     ]);
     expect(order).toEqual(["k1-first", "k1-second", "k2-first", "k2-second"]);
   });
@@ -133,7 +123,7 @@ describeEachStore("group commit", (target) => {
     const context = new AsyncLocalStorage<string>();
     const seen = await Promise.all(
       ["r1", "r2", "r3"].map((request) =>
-        context.run(request, () => store.group.run(async () => context.getStore())),
+        context.run(request, () => opened.store.group.run(async () => context.getStore())),
       ),
     );
     expect(seen).toEqual(["r1", "r2", "r3"]);
@@ -144,7 +134,7 @@ describeEachStore("group commit", (target) => {
     const count = MAX_GROUP * 2 + 1;
     const trxs = await Promise.all(
       Array.from({ length: count }, (_, i) =>
-        store.group.run(async (trx) => {
+        opened.store.group.run(async (trx) => {
           await insert(trx, c, `a${i}`);
           return trx;
         }),
@@ -158,8 +148,8 @@ describeEachStore("group commit", (target) => {
     const c = ++chain;
     let tries = 0;
     const [, retried] = await Promise.all([
-      store.group.run((trx) => insert(trx, c, "a")),
-      store.group.run(async (trx) => {
+      opened.store.group.run((trx) => insert(trx, c, "a")),
+      opened.store.group.run(async (trx) => {
         tries++;
         await insert(trx, c, "b");
         // What PostgreSQL says to the loser of a deadlock.
@@ -203,18 +193,18 @@ describeEachStore("group commit", (target) => {
     async () => {
       const c = ++chain;
       const outcomes = await Promise.allSettled([
-        store.group.run((trx) => insert(trx, c, "a")),
-        store.group.run(async (trx) => {
+        opened.store.group.run((trx) => insert(trx, c, "a")),
+        opened.store.group.run(async (trx) => {
           await sql`select pg_terminate_backend(pg_backend_pid())`.execute(trx);
         }),
-        store.group.run((trx) => insert(trx, c, "z")),
+        opened.store.group.run((trx) => insert(trx, c, "z")),
       ]);
       expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected", "rejected"]);
       for (const outcome of outcomes)
         expect((outcome as PromiseRejectedResult).reason.code).toBe("STORE_UNAVAILABLE");
       expect(await addresses(c)).toEqual([]);
-      // The store serves again on a fresh connection.
-      await store.group.run((trx) => insert(trx, c, "after"));
+      // The opened.store serves again on a fresh connection.
+      await opened.store.group.run((trx) => insert(trx, c, "after"));
       expect(await addresses(c)).toEqual(["after"]);
     },
   );

@@ -1,24 +1,13 @@
 import { sql } from "kysely";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
-import { openStore, type Store } from "./database.js";
+import { expect, it } from "vitest";
+import { describeEachStore, suiteStore } from "../test-support/stores.js";
 import { insertRow } from "./insert-row.js";
 
 describeEachStore("insertRow", (target) => {
-  let temp: TempStore;
-  let store: Store;
-
-  beforeAll(async () => {
-    temp = await tempStore(target);
-    store = await openStore(temp.location);
-  });
-  afterAll(async () => {
-    await store?.close();
-    await temp?.drop();
-  });
+  const opened = suiteStore(target);
 
   const ledger = (chain: number) =>
-    store.db
+    opened.store.db
       .selectFrom("nonce_ledger")
       .selectAll()
       .where("chain_id", "=", chain)
@@ -27,12 +16,12 @@ describeEachStore("insertRow", (target) => {
 
   it("rows of one shape, inserted again and again (in and out of transactions), are each stored with their own values", async () => {
     for (let i = 0; i < 5; i++)
-      await insertRow(store.db, "nonce_ledger", { chain_id: 7, address: `a${i}`, next_nonce: i });
-    await store.db.transaction().execute(async (trx) => {
+      await insertRow(opened.store.db, "nonce_ledger", { chain_id: 7, address: `a${i}`, next_nonce: i });
+    await opened.store.db.transaction().execute(async (trx) => {
       await insertRow(trx, "nonce_ledger", { chain_id: 7, address: "b", next_nonce: 41 });
     });
     // Another column order is another shape.
-    await insertRow(store.db, "nonce_ledger", { next_nonce: 42, address: "c", chain_id: 7 });
+    await insertRow(opened.store.db, "nonce_ledger", { next_nonce: 42, address: "c", chain_id: 7 });
     expect(await ledger(7)).toEqual([
       ...[0, 1, 2, 3, 4].map((i) => ({ chain_id: 7, address: `a${i}`, next_nonce: i })),
       { chain_id: 7, address: "b", next_nonce: 41 },
@@ -41,13 +30,13 @@ describeEachStore("insertRow", (target) => {
   });
 
   it("a value that is an expression is compiled, never passed as a parameter, before or after the shape is kept", async () => {
-    await insertRow(store.db, "nonce_ledger", {
+    await insertRow(opened.store.db, "nonce_ledger", {
       chain_id: 8,
       address: "x",
       next_nonce: sql<number>`1 + 1` as never,
     });
-    await insertRow(store.db, "nonce_ledger", { chain_id: 8, address: "y", next_nonce: 3 });
-    await insertRow(store.db, "nonce_ledger", {
+    await insertRow(opened.store.db, "nonce_ledger", { chain_id: 8, address: "y", next_nonce: 3 });
+    await insertRow(opened.store.db, "nonce_ledger", {
       chain_id: 8,
       address: "z",
       next_nonce: sql<number>`2 + 2` as never,
@@ -56,9 +45,9 @@ describeEachStore("insertRow", (target) => {
   });
 
   it("a refused row (a duplicate key) fails as Kysely's insert would, and leaves nothing", async () => {
-    await insertRow(store.db, "nonce_ledger", { chain_id: 9, address: "d", next_nonce: 1 });
+    await insertRow(opened.store.db, "nonce_ledger", { chain_id: 9, address: "d", next_nonce: 1 });
     await expect(
-      insertRow(store.db, "nonce_ledger", { chain_id: 9, address: "d", next_nonce: 2 }),
+      insertRow(opened.store.db, "nonce_ledger", { chain_id: 9, address: "d", next_nonce: 2 }),
     ).rejects.toThrow();
     expect(await ledger(9)).toEqual([{ chain_id: 9, address: "d", next_nonce: 1 }]);
   });

@@ -1,7 +1,6 @@
 import { sql } from "kysely";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
-import { openStore, type Store } from "./database.js";
+import { beforeAll, expect, it } from "vitest";
+import { describeEachStore, suiteStore } from "../test-support/stores.js";
 import { PreparedQuery } from "./prepared-query.js";
 
 const BUMP = new PreparedQuery((db, slot) =>
@@ -22,13 +21,10 @@ const READ = new PreparedQuery((db, slot) =>
 );
 
 describeEachStore("PreparedQuery", (target) => {
-  let temp: TempStore;
-  let store: Store;
+  const opened = suiteStore(target);
 
   beforeAll(async () => {
-    temp = await tempStore(target);
-    store = await openStore(temp.location);
-    await store.db
+    await opened.store.db
       .insertInto("nonce_ledger")
       .values([
         { chain_id: 1, address: "a", next_nonce: 0 },
@@ -37,22 +33,18 @@ describeEachStore("PreparedQuery", (target) => {
       ])
       .execute();
   });
-  afterAll(async () => {
-    await store?.close();
-    await temp?.drop();
-  });
 
   it("runs with each call's arguments and the builder's constants, in and out of transactions, as Kysely's own query would", async () => {
-    expect((await BUMP.execute(store.db, [1, "a"])).rows).toEqual([{ next_nonce: 5 }]);
-    await store.db.transaction().execute(async (trx) => {
+    expect((await BUMP.execute(opened.store.db, [1, "a"])).rows).toEqual([{ next_nonce: 5 }]);
+    await opened.store.db.transaction().execute(async (trx) => {
       expect((await BUMP.execute(trx, [1, "b"])).rows).toEqual([{ next_nonce: 15 }]);
     });
-    expect((await BUMP.execute(store.db, [2, "a"])).rows).toEqual([{ next_nonce: 105 }]);
+    expect((await BUMP.execute(opened.store.db, [2, "a"])).rows).toEqual([{ next_nonce: 105 }]);
     // No row: nothing changed, nothing returned.
-    expect((await BUMP.execute(store.db, [3, "a"])).rows).toEqual([]);
-    expect((await READ.execute(store.db, [1, 6])).rows).toEqual([{ address: "b", next_nonce: 15 }]);
-    expect((await READ.execute(store.db, [1, 0])).rows).toEqual(
-      await store.db
+    expect((await BUMP.execute(opened.store.db, [3, "a"])).rows).toEqual([]);
+    expect((await READ.execute(opened.store.db, [1, 6])).rows).toEqual([{ address: "b", next_nonce: 15 }]);
+    expect((await READ.execute(opened.store.db, [1, 0])).rows).toEqual(
+      await opened.store.db
         .selectFrom("nonce_ledger")
         .select(["address", "next_nonce"])
         .where("chain_id", "=", 1)
@@ -70,6 +62,6 @@ describeEachStore("PreparedQuery", (target) => {
         .where("chain_id", "=", slot<number>(0))
         .where(sql.raw<boolean>(`address = '${String(slot<string>(1))}'`)),
     );
-    await expect(wrong.execute(store.db, [1, "a"])).rejects.toThrow(/2 arguments, 1 slots/);
+    await expect(wrong.execute(opened.store.db, [1, "a"])).rejects.toThrow(/2 arguments, 1 slots/);
   });
 });

@@ -1,6 +1,9 @@
 /** Runs the real CLI (src/main.ts under tsx) in a child process, for tests of the whole program. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -91,4 +94,35 @@ export async function rpc(url: string, method: string, params: unknown[] = [], q
   const body = (await response.json()) as { result?: unknown; error?: unknown };
   if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
   return body.result;
+}
+
+/**
+ * A data folder for the CLIs of this file: after it, every CLI it started is killed, their anvils
+ * are waited for (and killed if they outlive them), and the folder removed.
+ */
+export function cliDataDir(name: string): string {
+  const dataDir = mkdtempSync(join(tmpdir(), `chaingate-${name}-`));
+  afterAll(async () => {
+    killStartedClis();
+    await waitUntil(() => anvilsFor(dataDir).length === 0, 10_000);
+    for (const pid of anvilsFor(dataDir)) process.kill(pid, "SIGKILL");
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return dataDir;
+}
+
+/** A Native call's result (`POST /<path>` with `params` as its one parameter); an error answer throws. */
+export async function nativeResult(
+  url: string,
+  path: string,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const response = await fetch(`${url}/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, params: [params] }),
+  });
+  const json = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
+  if (json.error) throw new Error(`${path}: ${JSON.stringify(json.error)}`);
+  return json.result!;
 }

@@ -2,6 +2,7 @@
 import { type Hex, toHex } from "viem";
 import { expect } from "vitest";
 import { type Envelope, nodeCall, nodeUrlOf } from "./chain-helpers.js";
+import { DEV_ACCOUNT_2 } from "./evm-fixtures.js";
 import type { TestRuntime } from "./test-runtime.js";
 
 export interface FundedCustody {
@@ -42,4 +43,61 @@ export async function fundedCustody(
     expect((unlocked.json as Envelope).result, JSON.stringify(unlocked.json)).toBe(true);
   }
   return { id: records[0]!.id, address: records[0]!.address, addresses: records.map((r) => r.address) };
+}
+
+/**
+ * `eth_signTransaction` of `value` wei to DEV_ACCOUNT_2 from the custody address `from`, at `nonce`
+ * or the next one. Fixed fees: "the same payload" must not hang on the fee oracle moving between
+ * two calls.
+ */
+export async function signTransfer(
+  rt: TestRuntime,
+  from: Hex,
+  value: bigint,
+  nonce?: number,
+): Promise<Envelope> {
+  const params = [
+    {
+      from,
+      to: DEV_ACCOUNT_2,
+      value: toHex(value),
+      gas: "0x5208",
+      maxFeePerGas: "0xb2d05e00",
+      maxPriorityFeePerGas: "0x3b9aca00",
+      ...(nonce === undefined ? {} : { nonce: toHex(nonce) }),
+    },
+  ];
+  return (await rt.post("/", { jsonrpc: "2.0", id: 1, method: "eth_signTransaction", params }))
+    .json as Envelope;
+}
+
+/**
+ * What the simulation-gate tests start from: a "simulated" policy on `wallet` that lets no send move
+ * more than 100 of `token` out (by its simulation), and the address unlocked for JSON-RPC signers.
+ * `headers` authenticate as the wallet's admin.
+ */
+export async function guardedBySimulation(
+  rt: TestRuntime,
+  wallet: { id: string; address: Hex },
+  token: Hex,
+  password: string,
+  headers: Record<string, string>,
+): Promise<void> {
+  const policy = await rt.post(
+    "/policies",
+    {
+      name: "simulated",
+      wallet_id: wallet.id,
+      rules: { simulation: { max_token_outflow: [{ token, max: (100n * 10n ** 18n).toString() }] } },
+    },
+    headers,
+  );
+  expect(policy.status, JSON.stringify(policy.json)).toBe(200);
+  const params = [wallet.address, password, 600];
+  const unlocked = await rt.post(
+    "/",
+    { jsonrpc: "2.0", id: 1, method: "personal_unlockAccount", params },
+    headers,
+  );
+  expect((unlocked.json as Envelope).result).toBe(true);
 }

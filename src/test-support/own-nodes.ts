@@ -1,5 +1,5 @@
 /** For tests that start their own anvil nodes and a runtime on them: one temp folder, all of it stopped after the file. */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -31,6 +31,12 @@ export function ownNodes(name: string) {
       });
       nodes.push(node);
       return node;
+    },
+    /** Writes `config` as the folder's chaingate.json; its path, for CHAINGATE_CONFIG. */
+    configFile(config: object): string {
+      const file = join(dir, "chaingate.json");
+      writeFileSync(file, JSON.stringify(config));
+      return file;
     },
     async runtime(options: Parameters<typeof startTestRuntime>[0]): Promise<TestRuntime> {
       runtime = await startTestRuntime(options);

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { describe, inject } from "vitest";
-import type { StoreLocation } from "../store/database.js";
+import { afterAll, beforeAll, describe, inject } from "vitest";
+import { openStore, type Store, type StoreLocation } from "../store/database.js";
 
 export type StoreTarget = "sqlite" | "postgres";
 
@@ -57,4 +57,22 @@ export async function tempStore(target: StoreTarget): Promise<TempStore> {
       await dropper.end();
     },
   };
+}
+
+/**
+ * The suite's own store on `target`: opened before its tests, closed and its database dropped
+ * after them. Read `.store` inside tests and hooks (it is set once the suite starts).
+ */
+export function suiteStore(target: StoreTarget): { readonly store: Store } {
+  let temp: TempStore | undefined;
+  const opened = {} as { store: Store };
+  beforeAll(async () => {
+    temp = await tempStore(target);
+    opened.store = await openStore(temp.location);
+  });
+  afterAll(async () => {
+    await opened.store?.close();
+    await temp?.drop();
+  });
+  return opened;
 }

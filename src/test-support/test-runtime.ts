@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
+import { afterAll, beforeAll } from "vitest";
 import { loadConfig } from "../config/load-config.js";
 import { createLogger } from "../logging/create-logger.js";
 import { type Runtime, startChaingate } from "../runtime.js";
@@ -19,19 +20,19 @@ export interface TestRuntime extends Runtime {
   close(): Promise<void>;
 }
 
-export async function startTestRuntime(
-  options: {
-    store?: StoreTarget | TempStore;
-    env?: Record<string, string>;
-    dataDir?: string;
-    /** Receives every log line (JSON) at debug level, for tests that inspect logs. */
-    logLines?: string[];
-    /** Leave the relayer stopped, for tests that drive it by hand. */
-    relay?: boolean;
-    /** Deploy chaingate's contracts on configured chains (`chaingate contracts deploy` at start). */
-    deploy?: boolean;
-  } = {},
-): Promise<TestRuntime> {
+export interface TestRuntimeOptions {
+  store?: StoreTarget | TempStore;
+  env?: Record<string, string>;
+  dataDir?: string;
+  /** Receives every log line (JSON) at debug level, for tests that inspect logs. */
+  logLines?: string[];
+  /** Leave the relayer stopped, for tests that drive it by hand. */
+  relay?: boolean;
+  /** Deploy chaingate's contracts on configured chains (`chaingate contracts deploy` at start). */
+  deploy?: boolean;
+}
+
+export async function startTestRuntime(options: TestRuntimeOptions = {}): Promise<TestRuntime> {
   // A TempStore passed in is the caller's to drop (tests that restart chaingate on the same store).
   const external = typeof options.store === "object";
   const store =
@@ -90,4 +91,26 @@ export async function startTestRuntime(
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The suite's runtime: started before its tests (a store of its own, dropped after them) and
+ * stopped after them. What it returns stands for that runtime once the suite has started; used
+ * before that, it throws.
+ */
+export function suiteRuntime(options: TestRuntimeOptions = {}): TestRuntime {
+  let started: TestRuntime | undefined;
+  beforeAll(async () => {
+    started = await startTestRuntime(options);
+  }, 120_000);
+  afterAll(async () => {
+    await started?.close();
+  });
+  return new Proxy({} as TestRuntime, {
+    get(_, key) {
+      if (started === undefined) throw new Error("the suite's runtime is used before the suite started");
+      const value: unknown = Reflect.get(started, key);
+      return typeof value === "function" ? value.bind(started) : value;
+    },
+  });
 }

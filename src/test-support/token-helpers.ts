@@ -101,8 +101,8 @@ export async function settled(rt: TestRuntime, id: string, timeoutMs = 30_000): 
   );
 }
 
-export async function newWallet(rt: TestRuntime): Promise<{ id: string; address: Hex }> {
-  const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
+export async function newWallet(rt: TestRuntime, password = PASSWORD): Promise<{ id: string; address: Hex }> {
+  const { json } = await rt.post("/wallet", { type: "KEYSTORE_V3", password, address_quantity: 1 });
   const [record] = json as { id: string; address: Hex }[];
   return { id: record!.id, address: record!.address };
 }
@@ -192,4 +192,21 @@ export async function openTransactions(rt: TestRuntime, address: string): Promis
     .where("state", "in", ["queued", "sent"])
     .execute();
   return open.length;
+}
+
+/** Sends `amount` of `token` from `walletId` to `to` on chain 1002 and waits for its source receipt; the transport's id. */
+export async function sendTransport(
+  rt: TestRuntime,
+  transport: { walletId: string; token: string; to: string; amount: string },
+): Promise<string> {
+  const sent = await ok(rt, "trasport_token", {
+    wallet_id: transport.walletId,
+    password: PASSWORD,
+    token: transport.token,
+    to: transport.to,
+    amount: transport.amount,
+    destination_chain_id: 1002,
+  });
+  await receiptOf(rt, sent.tx_hash as string);
+  return sent.transport_id as string;
 }

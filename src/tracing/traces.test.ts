@@ -8,6 +8,7 @@ import { type Collector, type ReceivedSpan, startCollector } from "../test-suppo
 import { ownNodes } from "../test-support/own-nodes.js";
 import { describeEachStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime } from "../test-support/test-runtime.js";
+import { newWallet } from "../test-support/token-helpers.js";
 import { type Receiver, startReceiver } from "../test-support/webhook-receiver.js";
 import type { TransferRecord } from "../tx/list-transfers.js";
 
@@ -48,20 +49,15 @@ describeEachStore(
       let hash: Hex;
       const first = await startTestRuntime({ store, dataDir, env: env("http/json", "chaingate-a") });
       try {
-        const made = await first.post("/wallet", {
-          type: "KEYSTORE_V3",
-          password: "trace-pw",
-          address_quantity: 1,
-        });
-        const [wallet] = made.json as { id: string; address: Hex }[];
-        await nodeCall(anvil.url, "anvil_setBalance", [wallet!.address, toHex(10n ** 18n)]);
+        const wallet = await newWallet(first, "trace-pw");
+        await nodeCall(anvil.url, "anvil_setBalance", [wallet.address, toHex(10n ** 18n)]);
         const hook = await first.post("/webhooks", { url: receiver.url, events: ["transaction.confirmed"] });
         expect(hook.status, JSON.stringify(hook.json)).toBe(200);
         // Nothing is mined until the first instance has stopped: the second one sees the receipt.
         await nodeCall(anvil.url, "evm_setAutomine", [false]);
         const sent = await first.post(
           "/transaction",
-          { wallet_id: wallet!.id, password: "trace-pw", transaction: { to: DEV_ACCOUNT_2, value: "1" } },
+          { wallet_id: wallet.id, password: "trace-pw", transaction: { to: DEV_ACCOUNT_2, value: "1" } },
           { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` },
         );
         expect(sent.status, JSON.stringify(sent.json)).toBe(200);

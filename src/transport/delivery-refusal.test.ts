@@ -1,5 +1,3 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { type Abi, parseEther, toFunctionSelector, toHex } from "viem";
 import { expect, it } from "vitest";
 import { BridgeERC20 } from "../contracts/artifacts.generated.js";
@@ -25,17 +23,13 @@ it("a delivery the destination refuses for a reason that is not a revert stops a
     refusals++;
     return { error: { code: -32000, message: "invalid opcode: opcode 0x5e not defined" } };
   });
-  const config = join(own.dir, "chaingate.json");
-  writeFileSync(
-    config,
-    JSON.stringify({
-      homeChainId: 1001,
-      chains: [
-        { chainId: 1001, upstreams: [{ url: a.url }], finality: 1 },
-        { chainId: 1002, upstreams: [{ url: destination.url }], finality: 1 },
-      ],
-    }),
-  );
+  const config = own.configFile({
+    homeChainId: 1001,
+    chains: [
+      { chainId: 1001, upstreams: [{ url: a.url }], finality: 1 },
+      { chainId: 1002, upstreams: [{ url: destination.url }], finality: 1 },
+    ],
+  });
   const rt = await own.runtime({
     deploy: true,
     env: {

@@ -1,5 +1,3 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { type Abi, encodeEventTopics, type Hex, keccak256, numberToHex } from "viem";
 import { expect, it } from "vitest";
 import { BridgeERC20, MessageEndpoint } from "../contracts/artifacts.generated.js";
@@ -7,7 +5,15 @@ import { nodeCall } from "../test-support/chain-helpers.js";
 import { DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { startRpcProxy } from "../test-support/rpc-proxy.js";
-import { newWallet, ok, read, settled, type TransportRow, waitFor } from "../test-support/token-helpers.js";
+import {
+  newWallet,
+  ok,
+  read,
+  sendTransport,
+  settled,
+  type TransportRow,
+  waitFor,
+} from "../test-support/token-helpers.js";
 import { startReceiver } from "../test-support/webhook-receiver.js";
 
 const own = ownNodes("forged-source");
@@ -88,17 +94,13 @@ it("an upstream that forges MessageSent logs and receipts moves no value: disput
     return answer;
   });
 
-  const config = join(own.dir, "chaingate.json");
-  writeFileSync(
-    config,
-    JSON.stringify({
-      homeChainId: 1001,
-      chains: [
-        { chainId: 1001, upstreams: [{ url: a.url }, { url: proxy.url }], finality: 1 },
-        { chainId: 1002, upstreams: [{ url: b.url }], finality: 1 },
-      ],
-    }),
-  );
+  const config = own.configFile({
+    homeChainId: 1001,
+    chains: [
+      { chainId: 1001, upstreams: [{ url: a.url }, { url: proxy.url }], finality: 1 },
+      { chainId: 1002, upstreams: [{ url: b.url }], finality: 1 },
+    ],
+  });
   const logLines: string[] = [];
   const rt = await own.runtime({
     deploy: true,
@@ -128,15 +130,13 @@ it("an upstream that forges MessageSent logs and receipts moves no value: disput
     await waitFor("the token", async () =>
       (await nodeCall(a.url, "eth_getTransactionReceipt", [token.tx_hash])) === null ? undefined : true,
     );
-    const sent = await ok(rt, "trasport_token", {
-      wallet_id: alice.id,
-      password: "token-test-password",
-      token: token.address,
+    const sent = await sendTransport(rt, {
+      walletId: alice.id,
+      token: token.address as string,
       to: RECIPIENT,
       amount: "25",
-      destination_chain_id: 1002,
     });
-    const real = await settled(rt, sent.transport_id as string);
+    const real = await settled(rt, sent);
     expect(real.state).toBe("delivered");
 
     // New blocks until the relayer has asked the forger for a range (the pool takes upstreams in turn).
@@ -172,7 +172,7 @@ it("an upstream that forges MessageSent logs and receipts moves no value: disput
         },
       ])) as Log[]
     ).map((log) => log.topics[1]!);
-    expect(deliveredIds).toEqual([sent.transport_id]);
+    expect(deliveredIds).toEqual([sent]);
     // The bridged token has the same address on 1002 (the endpoint deploys it with the same salt).
     expect(
       await read(rt, 1002, token.address as string, BridgeERC20.abi as Abi, "balanceOf", [RECIPIENT]),
@@ -189,15 +189,13 @@ it("an upstream that forges MessageSent logs and receipts moves no value: disput
 
     // Both upstreams honest again: a new transport is delivered as before, confirmed by both.
     forging = false;
-    const again = await ok(rt, "trasport_token", {
-      wallet_id: alice.id,
-      password: "token-test-password",
-      token: token.address,
+    const again = await sendTransport(rt, {
+      walletId: alice.id,
+      token: token.address as string,
       to: RECIPIENT,
       amount: "5",
-      destination_chain_id: 1002,
     });
-    const second = await settled(rt, again.transport_id as string);
+    const second = await settled(rt, again);
     expect(second.state).toBe("delivered");
     expect(second.source_confirmations).toBe(2);
     expect(

@@ -1,36 +1,12 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { encodeEventTopics, encodeFunctionData, type Hex } from "viem";
-import { afterAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { BridgeERC20, MessageEndpoint } from "../contracts/artifacts.generated.js";
-import { anvilsFor, killStartedClis, rpc, startCli, waitUntil } from "../test-support/cli.js";
+import { anvilsFor, cliDataDir, nativeResult, rpc, startCli, waitUntil } from "../test-support/cli.js";
 
 const PASSWORD = "relay-crash";
 const RECIPIENT = "0x000000000000000000000000000000000000c0de";
 
-const dataDir = mkdtempSync(join(tmpdir(), "chaingate-relay-crash-"));
-afterAll(async () => {
-  killStartedClis();
-  await waitUntil(() => anvilsFor(dataDir).length === 0, 10_000);
-  for (const pid of anvilsFor(dataDir)) process.kill(pid, "SIGKILL");
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-async function call(
-  url: string,
-  path: string,
-  params: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
-  const response = await fetch(`${url}/${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, params: [params] }),
-  });
-  const json = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
-  if (json.error) throw new Error(`${path}: ${JSON.stringify(json.error)}`);
-  return json.result!;
-}
+const dataDir = cliDataDir("relay-crash");
 
 it("kill -9 after a transport was sent and before it was delivered: after restart it is delivered exactly once", async () => {
   // The relayer's first pass runs at start; the next would come in ten minutes, i.e. never in this test.
@@ -44,8 +20,8 @@ it("kill -9 after a transport was sent and before it was delivered: after restar
     body: JSON.stringify({ type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 }),
   });
   const { id } = ((await wallet.json()) as { id: string }[])[0]!;
-  await call(first.url, "register_new_member", { name: "Peer", chain_id: 1002, role: "PARTICIPANT" });
-  const token = await call(first.url, "create_new_ERC20_token", {
+  await nativeResult(first.url, "register_new_member", { name: "Peer", chain_id: 1002, role: "PARTICIPANT" });
+  const token = await nativeResult(first.url, "create_new_ERC20_token", {
     wallet_id: id,
     password: PASSWORD,
     name: "Crash Coin",
@@ -56,7 +32,7 @@ it("kill -9 after a transport was sent and before it was delivered: after restar
     async () => (await rpc(first.url, "eth_getTransactionReceipt", [token.tx_hash])) !== null,
     10_000,
   );
-  const sent = await call(first.url, "trasport_token", {
+  const sent = await nativeResult(first.url, "trasport_token", {
     wallet_id: id,
     password: PASSWORD,
     token: token.address,
@@ -68,7 +44,7 @@ it("kill -9 after a transport was sent and before it was delivered: after restar
     async () => (await rpc(first.url, "eth_getTransactionReceipt", [sent.tx_hash])) !== null,
     10_000,
   );
-  const before = await call(first.url, "list_all_transports", {});
+  const before = await nativeResult(first.url, "list_all_transports", {});
   expect((before.transports as { id: string; state: string }[])[0]).toMatchObject({
     id: sent.transport_id,
     state: "sent",
@@ -85,7 +61,7 @@ it("kill -9 after a transport was sent and before it was delivered: after restar
   });
   try {
     const delivered = await waitUntil(async () => {
-      const list = await call(second.url, "list_all_transports", { state: "delivered" });
+      const list = await nativeResult(second.url, "list_all_transports", { state: "delivered" });
       return (list.transports as unknown[]).length === 1;
     }, 30_000);
     expect(delivered).toBe(true);

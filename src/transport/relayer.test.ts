@@ -5,7 +5,15 @@ import { nodeCall, receiptOf, result } from "../test-support/chain-helpers.js";
 import { REVERTER_INIT_CODE } from "../test-support/evm-fixtures.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
-import { newWallet, ok, PASSWORD, peerAndCoin, read, transport } from "../test-support/token-helpers.js";
+import {
+  newWallet,
+  ok,
+  PASSWORD,
+  peerAndCoin,
+  read,
+  sendTransport,
+  transport,
+} from "../test-support/token-helpers.js";
 import { LaneLimits } from "./lane-limits.js";
 import { Relayer } from "./relayer.js";
 
@@ -32,18 +40,7 @@ describeEachStore("the relayer delivers at most once", (target) => {
       lanes: new LaneLimits(rt.store),
     });
 
-  async function sendTransport(amount: string): Promise<string> {
-    const sent = await ok(rt, "trasport_token", {
-      wallet_id: wallet.id,
-      password: PASSWORD,
-      token,
-      to: RECIPIENT,
-      amount,
-      destination_chain_id: 1002,
-    });
-    await receiptOf(rt, sent.tx_hash as string);
-    return sent.transport_id as string;
-  }
+  const send = (amount: string) => sendTransport(rt, { walletId: wallet.id, token, to: RECIPIENT, amount });
 
   async function deliveryCount(id: string): Promise<{ events: number; transactions: number }> {
     const logs = await result<unknown[]>(
@@ -89,7 +86,7 @@ describeEachStore("the relayer delivers at most once", (target) => {
   afterAll(async () => rt?.close());
 
   it("two relayers working at once send one delivery", async () => {
-    const id = await sendTransport("10");
+    const id = await send("10");
     const [a, b] = [relayer(), relayer()];
     for (let i = 0; i < 20 && (await transport(rt, id))?.state !== "delivered"; i++) {
       await Promise.all([a.tick(), b.tick()]);
@@ -100,7 +97,7 @@ describeEachStore("the relayer delivers at most once", (target) => {
   });
 
   it("a crash between sending the delivery and noting it: the next relayer waits for it instead of sending again", async () => {
-    const id = await sendTransport("20");
+    const id = await send("20");
     await anvil(rt, 1, "evm_setAutomine", [false]);
     try {
       await relayer().tick();

@@ -11,6 +11,7 @@ import {
   PASSWORD,
   peerAndCoin,
   read,
+  sendTransport,
   transport,
   waitFor,
 } from "../test-support/token-helpers.js";
@@ -24,18 +25,8 @@ describeEachStore("what the relayer checks before value moves: finality, reorgs,
   const anvil = (chainIndex: number, method: string, params: unknown[] = []) =>
     nodeCall(rt.devnet!.nodes[chainIndex]!.url, method, params);
 
-  async function sendTransport(wallet: { id: string }, amount: string): Promise<string> {
-    const sent = await ok(rt, "trasport_token", {
-      wallet_id: wallet.id,
-      password: PASSWORD,
-      token,
-      to: RECIPIENT,
-      amount,
-      destination_chain_id: 1002,
-    });
-    await receiptOf(rt, sent.tx_hash as string);
-    return sent.transport_id as string;
-  }
+  const send = (wallet: { id: string }, amount: string) =>
+    sendTransport(rt, { walletId: wallet.id, token, to: RECIPIENT, amount });
 
   const balance = (chainId: number, holder: string) =>
     read(rt, chainId, token, BridgeERC20.abi as Abi, "balanceOf", [holder]) as Promise<bigint>;
@@ -69,7 +60,7 @@ describeEachStore("what the relayer checks before value moves: finality, reorgs,
     });
 
     const before = Date.now();
-    const id = await sendTransport(alice, "150");
+    const id = await send(alice, "150");
     await rt.relayer!.tick();
     const queued = await transport(rt, id);
     expect(queued).toMatchObject({ state: "queued", refund_at: null, source_confirmations: 1 });
@@ -101,7 +92,7 @@ describeEachStore("what the relayer checks before value moves: finality, reorgs,
   it("a lane with a refund deadline gives a transport that would wait past it back to its sender", async () => {
     expect((await putLane({ refund_after_seconds: 1 })).status).toBe(200);
     const held = await balance(1001, alice.address);
-    const id = await sendTransport(alice, "60");
+    const id = await send(alice, "60");
     await rt.relayer!.tick();
     const queued = await transport(rt, id);
     expect(queued?.state).toBe("queued");
@@ -134,7 +125,7 @@ describeEachStore("what the relayer checks before value moves: finality, reorgs,
     });
     await receiptOf(rt, given.tx_hash as string);
     const snapshot = await anvil(0, "evm_snapshot");
-    const id = await sendTransport(bob, "7");
+    const id = await send(bob, "7");
     await rt.relayer!.scan();
     expect(
       (

@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { keysInForce } from "../test-support/keys.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { suiteRuntime } from "../test-support/test-runtime.js";
 import { newWallet, openTransactions, PASSWORD } from "../test-support/token-helpers.js";
 
 /** The documented defaults: the test runtime's own overrides of the rate limits are cleared. */
 const DEFAULT_LIMITS = { CHAINGATE_RATE_SIGN: "", CHAINGATE_RATE_WALLETS: "", CHAINGATE_RATE_READ: "" };
 
 describe("a payout burst on the default configuration", () => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime({ env: { ...DEFAULT_LIMITS, CHAINGATE_TRACKER_INTERVAL_MS: "100" } });
-  });
-  afterAll(async () => rt?.close());
+  const rt = suiteRuntime({ env: { ...DEFAULT_LIMITS, CHAINGATE_TRACKER_INTERVAL_MS: "100" } });
 
   it("300 concurrent POST /transaction with no API key: 300 hashes", async () => {
     const wallet = await newWallet(rt);

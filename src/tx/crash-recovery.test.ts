@@ -1,20 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, expect, it } from "vitest";
-import { anvilsFor, killStartedClis, rpc, startCli, waitUntil } from "../test-support/cli.js";
+import { expect, it } from "vitest";
+import { anvilsFor, cliDataDir, rpc, startCli, waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 
 const PASSWORD = "crash-test";
 const ENV = { CHAINGATE_TRACKER_INTERVAL_MS: "100" };
 
-const dataDir = mkdtempSync(join(tmpdir(), "chaingate-crash-"));
-afterAll(async () => {
-  killStartedClis();
-  await waitUntil(() => anvilsFor(dataDir).length === 0, 10_000);
-  for (const pid of anvilsFor(dataDir)) process.kill(pid, "SIGKILL");
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const dataDir = cliDataDir("crash");
 
 async function post(url: string, path: string, body: unknown): Promise<{ status: number; json: unknown }> {
   const response = await fetch(`${url}${path}`, {

@@ -1,16 +1,15 @@
-import { type Hex, keccak256, parseTransaction, toHex } from "viem";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { type Hex, keccak256, parseTransaction } from "viem";
+import { expect, it } from "vitest";
 import { type Envelope, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
-import { fundedCustody } from "../test-support/custody-helpers.js";
+import { fundedCustody, signTransfer } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
-import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { describeEachStore } from "../test-support/stores.js";
+import { suiteRuntime } from "../test-support/test-runtime.js";
 
 const PASSWORD = "nonce-guard-password";
 
 describeEachStore("the nonce-conflict guard", (target) => {
-  let store: TempStore;
-  let rt: TestRuntime;
+  const rt = suiteRuntime({ store: target });
   const rpc = async (method: string, params: unknown[]) =>
     (await rt.post("/", { jsonrpc: "2.0", id: 1, method, params })).json as Envelope;
 
@@ -18,27 +17,7 @@ describeEachStore("the nonce-conflict guard", (target) => {
   const custodyAddress = async (): Promise<Hex> => (await fundedCustody(rt, { password: PASSWORD })).address;
 
   const signAt = (from: Hex, nonce: number | undefined, value: bigint) =>
-    rpc("eth_signTransaction", [
-      {
-        from,
-        to: DEV_ACCOUNT_2,
-        value: toHex(value),
-        gas: "0x5208",
-        // Fixed fees: "the same payload" must not hang on the fee oracle moving between two calls.
-        maxFeePerGas: "0xb2d05e00",
-        maxPriorityFeePerGas: "0x3b9aca00",
-        ...(nonce === undefined ? {} : { nonce: toHex(nonce) }),
-      },
-    ]);
-
-  beforeAll(async () => {
-    store = await tempStore(target);
-    rt = await startTestRuntime({ store });
-  }, 120_000);
-  afterAll(async () => {
-    await rt?.close();
-    await store?.drop();
-  });
+    signTransfer(rt, from, value, nonce);
 
   it("two different payloads for one nonce through eth_signTransaction: the second is refused", async () => {
     const from = await custodyAddress();

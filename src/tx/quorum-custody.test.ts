@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import { type Envelope, nodeCall } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
+import { guardedBySimulation } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
 import { keysInForce } from "../test-support/keys.js";
 import { ownNodes } from "../test-support/own-nodes.js";
@@ -133,17 +134,7 @@ describeEachStore("custody on a chain with two upstreams, one of which lies", (t
     );
     expect(await minedOnBoth(created.tx_hash as string)).toBe(true);
     token = created.address as Hex;
-    const policy = await rt.post(
-      "/policies",
-      {
-        name: "simulated",
-        wallet_id: wallet.id,
-        rules: { simulation: { max_token_outflow: [{ token, max: parseEther("100").toString() }] } },
-      },
-      auth(),
-    );
-    expect(policy.status, JSON.stringify(policy.json)).toBe(200);
-    expect((await rpc("personal_unlockAccount", [wallet.address, PASSWORD, 600])).result).toBe(true);
+    await guardedBySimulation(rt, wallet, token, PASSWORD, auth());
   }, 180_000);
   afterAll(async () => {
     await rt?.close();

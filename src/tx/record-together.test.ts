@@ -1,28 +1,18 @@
 /** Sends of one turn recorded as one job: contiguous nonces per address, one audit entry each, no spend rows without a limit, and bytes handed out at a nonce sending the batch the one-by-one way. */
 import { type Hex, keccak256, parseTransaction, toHex } from "viem";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { type Envelope, nodeCall, nodeUrlOf, receiptOf } from "../test-support/chain-helpers.js";
-import { fundedCustody } from "../test-support/custody-helpers.js";
+import { fundedCustody, signTransfer } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
-import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { describeEachStore } from "../test-support/stores.js";
+import { suiteRuntime } from "../test-support/test-runtime.js";
 
 const PASSWORD = "record-together-password";
 
 describeEachStore("sends recorded together", (target) => {
-  let store: TempStore;
-  let rt: TestRuntime;
+  const rt = suiteRuntime({ store: target });
   const rpc = async (method: string, params: unknown[]) =>
     (await rt.post("/", { jsonrpc: "2.0", id: 1, method, params })).json as Envelope;
-
-  beforeAll(async () => {
-    store = await tempStore(target);
-    rt = await startTestRuntime({ store });
-  }, 120_000);
-  afterAll(async () => {
-    await rt?.close();
-    await store?.drop();
-  });
 
   it("40 sends at once from two addresses: each address's nonces are 0..19 in one sequence, each send has its row and its audit entry, and no spend row is written without a limit", async () => {
     const wallet = await fundedCustody(rt, { password: PASSWORD, addresses: 2 });
@@ -71,16 +61,7 @@ describeEachStore("sends recorded together", (target) => {
     const { address: from } = await fundedCustody(rt, { password: PASSWORD });
     const handed: Hex[] = [];
     for (const value of [1n, 2n]) {
-      const signed = await rpc("eth_signTransaction", [
-        {
-          from,
-          to: DEV_ACCOUNT_2,
-          value: toHex(value),
-          gas: "0x5208",
-          maxFeePerGas: "0xb2d05e00",
-          maxPriorityFeePerGas: "0x3b9aca00",
-        },
-      ]);
+      const signed = await signTransfer(rt, from, value);
       expect(signed.error, JSON.stringify(signed.error)).toBeUndefined();
       handed.push(signed.result as Hex);
     }

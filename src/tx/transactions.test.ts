@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { loadConfig } from "../config/load-config.js";
 import { nodeCall, receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { describeEachStore, POSTGRES_AVAILABLE, tempStore } from "../test-support/stores.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { startTestRuntime, suiteRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import type { TransferRecord } from "./list-transfers.js";
 
 const PASSWORD = "tx-test-password";
@@ -104,13 +104,7 @@ async function minedNonces(rt: TestRuntime, hashes: string[]): Promise<number[]>
 }
 
 describeEachStore("POST /transaction", (target) => {
-  let rt: TestRuntime;
-  beforeAll(async () => {
-    rt = await startTestRuntime({ store: target, env: FAST_TRACKER });
-  });
-  afterAll(async () => {
-    await rt?.close();
-  });
+  const rt = suiteRuntime({ store: target, env: FAST_TRACKER });
 
   it("500 concurrent transactions from one address get nonces 0..499, all mined, then all confirmed", async () => {
     const wallet = await newWallet(rt);

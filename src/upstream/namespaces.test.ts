@@ -34,20 +34,16 @@ describe("debug_*, trace_* and txpool_* go only to upstreams marked for them", (
       own.anvil("other", { chainId: 1002 }),
     ]);
     marked = traced.url;
-    const config = join(own.dir, "chaingate.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        homeChainId: 1001,
-        chains: [
-          {
-            chainId: 1001,
-            upstreams: [{ url: plain.url }, { url: traced.url, namespaces: ["debug", "txpool"] }],
-          },
-          { chainId: 1002, upstreams: [{ url: other.url }] },
-        ],
-      }),
-    );
+    const config = own.configFile({
+      homeChainId: 1001,
+      chains: [
+        {
+          chainId: 1001,
+          upstreams: [{ url: plain.url }, { url: traced.url, namespaces: ["debug", "txpool"] }],
+        },
+        { chainId: 1002, upstreams: [{ url: other.url }] },
+      ],
+    });
     rt = await own.runtime({ env: { CHAINGATE_CONFIG: config, CHAINGATE_RATE_TRACE: "6/min" } });
     key = (await new ApiKeyStore(rt.store).create("user", "tracer")).key;
     // The key ring reads the store twice a second: a call before it has the key would run keyless.

@@ -1,37 +1,16 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
-import { afterAll, expect, it } from "vitest";
-import { type AnvilNode, startAnvil } from "../devnet/anvil-node.js";
+import { expect, it } from "vitest";
 import { nodeCall } from "../test-support/chain-helpers.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { ownNodes } from "../test-support/own-nodes.js";
 
-const dir = mkdtempSync(join(tmpdir(), "chaingate-ws-heads-"));
-let node: AnvilNode | undefined;
-let rt: TestRuntime | undefined;
-afterAll(async () => {
-  await rt?.close();
-  await node?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const own = ownNodes("ws-heads");
 
 it("an upstream with a WebSocket pushes its new heads; the gateway knows them without polling", async () => {
-  node = await startAnvil({
-    chainId: 1001,
-    dir: join(dir, "anvil"),
-    blockTime: 0,
-    logger: pino({ level: "silent" }),
+  const node = await own.anvil("anvil");
+  const config = own.configFile({
+    chains: [{ chainId: 1001, upstreams: [{ url: node.url, ws: node.url.replace("http", "ws") }] }],
   });
-  const config = join(dir, "chaingate.json");
-  writeFileSync(
-    config,
-    JSON.stringify({
-      chains: [{ chainId: 1001, upstreams: [{ url: node.url, ws: node.url.replace("http", "ws") }] }],
-    }),
-  );
   // Polling once a minute: any head seen sooner came over the WebSocket.
-  rt = await startTestRuntime({ env: { CHAINGATE_CONFIG: config, CHAINGATE_HEAD_POLL_MS: "60000" } });
+  const rt = await own.runtime({ env: { CHAINGATE_CONFIG: config, CHAINGATE_HEAD_POLL_MS: "60000" } });
   const chain = rt.chains.home;
   await new Promise((r) => setTimeout(r, 300));
   for (const blocks of [1, 3]) {

@@ -1,16 +1,12 @@
 /** Wallets made before API keys existed stay reachable: keys create says so, an admin lists them with their owner, and one is given to a key. */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { runKeysCommand } from "../auth/keys-command.js";
 import { loadConfig } from "../config/load-config.js";
 import { waitUntil } from "../test-support/cli.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { suiteRuntime } from "../test-support/test-runtime.js";
 import { parseWalletsCommand, runWalletsCommand } from "./wallets-command.js";
 
-let rt: TestRuntime;
-beforeAll(async () => {
-  rt = await startTestRuntime();
-});
-afterAll(async () => rt?.close());
+const rt = suiteRuntime();
 
 it("keys create says unowned wallets exist; an admin lists them with owner null; `wallets assign` gives one to a key", async () => {
   const made = await rt.post("/wallet", {

@@ -1,22 +1,13 @@
 /** Gateway-owned filters. */
-import type { Kysely } from "kysely";
+export const up = `
+create table filters (
+  id text primary key, chain_id bigint not null, kind text not null, criteria text,
+  cursor_block bigint not null, cursor_hash text, node_filter_id text,
+  created_at bigint not null, last_poll_at bigint not null
+);
+create index filters_last_poll_at on filters (last_poll_at);
+`;
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema
-    .createTable("filters")
-    .addColumn("id", "text", (c) => c.primaryKey())
-    .addColumn("chain_id", "bigint", (c) => c.notNull())
-    .addColumn("kind", "text", (c) => c.notNull())
-    .addColumn("criteria", "text")
-    .addColumn("cursor_block", "bigint", (c) => c.notNull())
-    .addColumn("cursor_hash", "text")
-    .addColumn("node_filter_id", "text")
-    .addColumn("created_at", "bigint", (c) => c.notNull())
-    .addColumn("last_poll_at", "bigint", (c) => c.notNull())
-    .execute();
-  await db.schema.createIndex("filters_last_poll_at").on("filters").column("last_poll_at").execute();
-}
-
-export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropTable("filters").execute();
-}
+export const down = `
+drop table filters;
+`;

@@ -1,39 +1,20 @@
 /** Custody wallets and their addresses (keystore v3 documents; nothing in clear). */
-import type { Kysely } from "kysely";
+export const up = `
+create table wallets (
+  id text primary key, type text not null, source text not null, kdf text not null,
+  sealed_seed text, address_count integer not null, failed_attempts integer default 0 not null,
+  locked_until bigint default 0 not null, owner text, created_at bigint not null
+);
+create table wallet_addresses (
+  wallet_id text not null references wallets (id) on delete cascade, idx integer not null,
+  address text not null, public_key text not null, keystore text not null,
+  created_at bigint not null, constraint wallet_addresses_pk primary key (wallet_id, idx)
+);
+create index wallet_addresses_address on wallet_addresses (address);
+create index wallets_owner_created on wallets (owner, created_at);
+`;
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema
-    .createTable("wallets")
-    .addColumn("id", "text", (c) => c.primaryKey())
-    .addColumn("type", "text", (c) => c.notNull())
-    .addColumn("source", "text", (c) => c.notNull())
-    .addColumn("kdf", "text", (c) => c.notNull())
-    .addColumn("sealed_seed", "text")
-    .addColumn("address_count", "integer", (c) => c.notNull())
-    .addColumn("failed_attempts", "integer", (c) => c.notNull().defaultTo(0))
-    .addColumn("locked_until", "bigint", (c) => c.notNull().defaultTo(0))
-    .addColumn("owner", "text")
-    .addColumn("created_at", "bigint", (c) => c.notNull())
-    .execute();
-  await db.schema
-    .createTable("wallet_addresses")
-    .addColumn("wallet_id", "text", (c) => c.notNull().references("wallets.id").onDelete("cascade"))
-    .addColumn("idx", "integer", (c) => c.notNull())
-    .addColumn("address", "text", (c) => c.notNull())
-    .addColumn("public_key", "text", (c) => c.notNull())
-    .addColumn("keystore", "text", (c) => c.notNull())
-    .addColumn("created_at", "bigint", (c) => c.notNull())
-    .addPrimaryKeyConstraint("wallet_addresses_pk", ["wallet_id", "idx"])
-    .execute();
-  await db.schema.createIndex("wallet_addresses_address").on("wallet_addresses").column("address").execute();
-  await db.schema
-    .createIndex("wallets_owner_created")
-    .on("wallets")
-    .columns(["owner", "created_at"])
-    .execute();
-}
-
-export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropTable("wallet_addresses").execute();
-  await db.schema.dropTable("wallets").execute();
-}
+export const down = `
+drop table wallet_addresses;
+drop table wallets;
+`;

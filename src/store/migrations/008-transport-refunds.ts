@@ -1,12 +1,10 @@
 /** A token transport the destination refused is cancelled there and refunded at the source; these say how far that got. */
-import type { Kysely } from "kysely";
+export const up = `
+alter table transports add column refund_state text;
+alter table transports add column refund_tx_hash text;
+`;
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable("transports").addColumn("refund_state", "text").execute();
-  await db.schema.alterTable("transports").addColumn("refund_tx_hash", "text").execute();
-}
-
-export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable("transports").dropColumn("refund_tx_hash").execute();
-  await db.schema.alterTable("transports").dropColumn("refund_state").execute();
-}
+export const down = `
+alter table transports drop column refund_tx_hash;
+alter table transports drop column refund_state;
+`;

@@ -1,148 +1,60 @@
 /** Signing policies with their rolling spends, the append-only audit log, and the webhook outbox. */
-import type { Kysely } from "kysely";
+export const up = `
+create table policies (
+  id text primary key, name text not null, wallet_id text, api_key_id text, rules text not null,
+  created_by text, created_at bigint not null
+);
+create index policies_wallet on policies (wallet_id);
+create index policies_api_key on policies (api_key_id);
+create table policy_spends (
+  id text primary key, chain_id integer not null, address text not null, asset text not null,
+  amount text not null, tx_id text, created_at bigint not null
+);
+create index policy_spends_window on policy_spends (chain_id, address, asset, created_at);
+create table audit_log (
+  id text primary key, created_at bigint not null, api_key_id text, wallet_id text, address text,
+  chain_id integer, operation text not null, to_address text, value text, token text,
+  token_amount text, selector text, decision text not null, rule text, policy_id text,
+  tx_hash text, detail text
+);
+create index audit_log_time on audit_log (created_at, id);
+create index audit_log_key on audit_log (api_key_id, created_at);
+create table webhooks (
+  id text primary key, owner text, url text not null, events text not null, secret text not null,
+  created_at bigint not null
+);
+create index webhooks_owner on webhooks (owner);
+create table webhook_events (
+  id text primary key, owner text, type text not null, data text not null,
+  order_key text not null, order_seq integer not null, created_at bigint not null
+);
+create index webhook_events_order on webhook_events (order_key, order_seq);
+create table webhook_deliveries (
+  id text primary key, webhook_id text not null, event_id text not null, order_key text not null,
+  order_seq integer not null, state text not null, attempts integer not null,
+  next_attempt_at bigint not null, lease_owner text, lease_until bigint, last_status integer,
+  last_error text, created_at bigint not null, delivered_at bigint
+);
+create index webhook_deliveries_due on webhook_deliveries (state, next_attempt_at);
+create index webhook_deliveries_order on webhook_deliveries (webhook_id, order_key, order_seq);
+create table balance_alerts (
+  wallet_id text not null, chain_id integer not null, below text not null, owner text,
+  created_at bigint not null, constraint balance_alerts_pk primary key (wallet_id, chain_id)
+);
+create table balance_alert_state (
+  wallet_id text not null, chain_id integer not null, address text not null,
+  low integer not null,
+  constraint balance_alert_state_pk primary key (wallet_id, chain_id, address)
+);
+`;
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema
-    .createTable("policies")
-    .addColumn("id", "text", (c) => c.primaryKey())
-    .addColumn("name", "text", (c) => c.notNull())
-    .addColumn("wallet_id", "text")
-    .addColumn("api_key_id", "text")
-    .addColumn("rules", "text", (c) => c.notNull())
-    .addColumn("created_by", "text")
-    .addColumn("created_at", "bigint", (c) => c.notNull())
-    .execute();
-  await db.schema.createIndex("policies_wallet").on("policies").column("wallet_id").execute();
-  await db.schema.createIndex("policies_api_key").on("policies").column("api_key_id").execute();
-
-  await db.schema
-    .createTable("policy_spends")
-    .addColumn("id", "text", (c) => c.primaryKey())
-    .addColumn("chain_id", "integer", (c) => c.notNull())
-    .addColumn("address", "text", (c) => c.notNull())
-    .addColumn("asset", "text", (c) => c.notNull())
-    .addColumn("amount", "text", (c) => c.notNull())
-    .addColumn("tx_id", "text")
-    .addColumn("created_at", "bigint", (c) => c.notNull())
-    .execute();
-  await db.schema
-    .createIndex("policy_spends_window")
-    .on("policy_spends")
-    .columns(["chain_id", "address", "asset", "created_at"])
-    .execute();
-
-  await db.schema
-    .createTable("audit_log")
-    .addColumn("id", "text", (c) => c.primaryKey())
-    .addColumn("created_at", "bigint", (c) => c.notNull())
-    .addColumn("api_key_id", "text")
-    .addColumn("wallet_id", "text")
-    .addColumn("address", "text")
-    .addColumn("chain_id", "integer")
-    .addColumn("operation", "text", (c) => c.notNull())
-    .addColumn("to_address", "text")
-    .addColumn("value", "text")
-    .addColumn("token", "text")
-    .addColumn("token_amount", "text")
-    .addColumn("selector", "text")
-    .addColumn("decision", "text", (c) => c.notNull())
-    .addColumn("rule", "text")
-    .addColumn("policy_id", "text")
-    .addColumn("tx_hash", "text")
-    .addColumn("detail", "text")
-    .execute();
-  await db.schema.createIndex("audit_log_time").on("audit_log").columns(["created_at", "id"]).execute();
-  await db.schema
-    .createIndex("audit_log_key")
-    .on("audit_log")
-    .columns(["api_key_id", "created_at"])
-    .execute();
-
-  await db.schema
-    .createTable("webhooks")
-    .addColumn("id", "text", (c) => c.primaryKey())
-    .addColumn("owner", "text")
-    .addColumn("url", "text", (c) => c.notNull())
-    .addColumn("events", "text", (c) => c.notNull())
-    .addColumn("secret", "text", (c) => c.notNull())
-    .addColumn("created_at", "bigint", (c) => c.notNull())
-    .execute();
-  await db.schema.createIndex("webhooks_owner").on("webhooks").column("owner").execute();
-
-  await db.schema
-    .createTable("webhook_events")
-    .addColumn("id", "text", (c) => c.primaryKey())
-    .addColumn("owner", "text")
-    .addColumn("type", "text", (c) => c.notNull())
-    .addColumn("data", "text", (c) => c.notNull())
-    .addColumn("order_key", "text", (c) => c.notNull())
-    .addColumn("order_seq", "integer", (c) => c.notNull())
-    .addColumn("created_at", "bigint", (c) => c.notNull())
-    .execute();
-  await db.schema
-    .createIndex("webhook_events_order")
-    .on("webhook_events")
-    .columns(["order_key", "order_seq"])
-    .execute();
-
-  await db.schema
-    .createTable("webhook_deliveries")
-    .addColumn("id", "text", (c) => c.primaryKey())
-    .addColumn("webhook_id", "text", (c) => c.notNull())
-    .addColumn("event_id", "text", (c) => c.notNull())
-    .addColumn("order_key", "text", (c) => c.notNull())
-    .addColumn("order_seq", "integer", (c) => c.notNull())
-    .addColumn("state", "text", (c) => c.notNull())
-    .addColumn("attempts", "integer", (c) => c.notNull())
-    .addColumn("next_attempt_at", "bigint", (c) => c.notNull())
-    .addColumn("lease_owner", "text")
-    .addColumn("lease_until", "bigint")
-    .addColumn("last_status", "integer")
-    .addColumn("last_error", "text")
-    .addColumn("created_at", "bigint", (c) => c.notNull())
-    .addColumn("delivered_at", "bigint")
-    .execute();
-  await db.schema
-    .createIndex("webhook_deliveries_due")
-    .on("webhook_deliveries")
-    .columns(["state", "next_attempt_at"])
-    .execute();
-  await db.schema
-    .createIndex("webhook_deliveries_order")
-    .on("webhook_deliveries")
-    .columns(["webhook_id", "order_key", "order_seq"])
-    .execute();
-
-  await db.schema
-    .createTable("balance_alerts")
-    .addColumn("wallet_id", "text", (c) => c.notNull())
-    .addColumn("chain_id", "integer", (c) => c.notNull())
-    .addColumn("below", "text", (c) => c.notNull())
-    .addColumn("owner", "text")
-    .addColumn("created_at", "bigint", (c) => c.notNull())
-    .addPrimaryKeyConstraint("balance_alerts_pk", ["wallet_id", "chain_id"])
-    .execute();
-  await db.schema
-    .createTable("balance_alert_state")
-    .addColumn("wallet_id", "text", (c) => c.notNull())
-    .addColumn("chain_id", "integer", (c) => c.notNull())
-    .addColumn("address", "text", (c) => c.notNull())
-    .addColumn("low", "integer", (c) => c.notNull())
-    .addPrimaryKeyConstraint("balance_alert_state_pk", ["wallet_id", "chain_id", "address"])
-    .execute();
-}
-
-export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of [
-    "balance_alert_state",
-    "balance_alerts",
-    "webhook_deliveries",
-    "webhook_events",
-    "webhooks",
-    "audit_log",
-    "policy_spends",
-    "policies",
-  ]) {
-    await db.schema.dropTable(table).execute();
-  }
-}
+export const down = `
+drop table balance_alert_state;
+drop table balance_alerts;
+drop table webhook_deliveries;
+drop table webhook_events;
+drop table webhooks;
+drop table audit_log;
+drop table policy_spends;
+drop table policies;
+`;

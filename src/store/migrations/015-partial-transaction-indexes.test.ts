@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeEachStore, type TempStore, tempStore } from "../../test-support/stores.js";
-import { openStore, type Store } from "../database.js";
+import { expect, it } from "vitest";
+import { describeEachStore, suiteStore } from "../../test-support/stores.js";
+import type { Store } from "../database.js";
 
 /** The plan the store would run `query` with (index scans preferred on PostgreSQL, whose tiny test table would be read whole). */
 async function planOf(store: Store, query: string): Promise<string> {
@@ -17,41 +17,33 @@ async function planOf(store: Store, query: string): Promise<string> {
 }
 
 describeEachStore("partial transaction indexes (migration 015)", (target) => {
-  let temp: TempStore;
-  let store: Store;
-
-  beforeAll(async () => {
-    temp = await tempStore(target);
-    store = await openStore(temp.location);
-  });
-  afterAll(async () => {
-    await store?.close();
-    await temp?.drop();
-  });
+  const opened = suiteStore(target);
 
   it("keep only rows that have a value, and the lookups by key and by transport still use them", async () => {
     const definitions =
-      store.kind === "postgres"
+      opened.store.kind === "postgres"
         ? (
             await sql<{ def: string }>`select indexdef as def from pg_indexes
               where indexname in ('transactions_idempotency_ref', 'transactions_transport_id')`.execute(
-              store.db,
+              opened.store.db,
             )
           ).rows
         : (
             await sql<{ def: string }>`select sql as def from sqlite_master
-              where name in ('transactions_idempotency_ref', 'transactions_transport_id')`.execute(store.db)
+              where name in ('transactions_idempotency_ref', 'transactions_transport_id')`.execute(
+              opened.store.db,
+            )
           ).rows;
     expect(definitions).toHaveLength(2);
     for (const { def } of definitions) expect(def.toLowerCase()).toMatch(/where .*is not null/);
 
     const byKey = await planOf(
-      store,
+      opened.store,
       "select tx_hash from transactions where idempotency_ref = 'POST /transaction|k' order by created_at",
     );
     expect(byKey).toContain("transactions_idempotency_ref");
     const byTransport = await planOf(
-      store,
+      opened.store,
       "select tx_hash from transactions where transport_id = 't' and chain_id = 1002 and kind = 'transport_delivery'",
     );
     expect(byTransport).toContain("transactions_transport_id");

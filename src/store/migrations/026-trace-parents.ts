@@ -1,12 +1,7 @@
 /** The W3C traceparent a transaction and a webhook event were made under, so any instance continues their trace. */
-import type { Kysely } from "kysely";
+export const up = `
+alter table transactions add column trace_parent text;
+alter table webhook_events add column trace_parent text;
+`;
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable("transactions").addColumn("trace_parent", "text").execute();
-  await db.schema.alterTable("webhook_events").addColumn("trace_parent", "text").execute();
-}
-
-export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable("webhook_events").dropColumn("trace_parent").execute();
-  await db.schema.alterTable("transactions").dropColumn("trace_parent").execute();
-}
+export const down = `alter table webhook_events drop column trace_parent; alter table transactions drop column trace_parent;`;
