@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { expect, it } from "vitest";
+import { sourceFiles } from "./test-support/source-files.js";
 
 /**
  * The folders of src/, lowest first: a folder may import from folders before it, never after it.
@@ -41,14 +42,6 @@ const LAYERS = [
 
 const SRC = new URL(".", import.meta.url).pathname;
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === "test-support" ? [] : sources(path);
-    return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [path] : [];
-  });
-}
-
 const folderOf = (file: string): string => {
   const parts = relative(SRC, file).split("/");
   return parts.length > 1 ? parts[0]! : ".";
@@ -57,7 +50,7 @@ const folderOf = (file: string): string => {
 it("no folder imports from a folder above it (the layer order is in LAYERS)", () => {
   const uphill: string[] = [];
   const unplaced = new Set<string>();
-  for (const file of sources(SRC)) {
+  for (const file of sourceFiles(SRC)) {
     const from = folderOf(file);
     const rank = LAYERS.indexOf(from as (typeof LAYERS)[number]);
     if (rank < 0) unplaced.add(from);
@@ -84,7 +77,7 @@ it("the check sees an uphill import when there is one", () => {
 
 /** Each source file's imports of other source files (type-only imports too: a cycle of types is still a knot). */
 function importGraph(): Map<string, string[]> {
-  const files = sources(SRC);
+  const files = sourceFiles(SRC);
   const known = new Set(files);
   const graph = new Map<string, string[]>();
   for (const file of files) {

@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, helpText, loadConfig } from "./load-config.js";
@@ -27,6 +27,13 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
+/** `config` written as JSON to c.json in a folder of its own: its path. */
+function configFile(config: unknown): string {
+  const file = join(configDir(), "c.json");
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+}
+
 describe("configuration", () => {
   it("has the documented defaults and runs the embedded devnet without upstreams", () => {
     const config = loadConfig({ env: {}, argv: [] });
@@ -46,9 +53,7 @@ describe("configuration", () => {
   });
 
   it("takes flags over the environment over the file", () => {
-    const dir = configDir();
-    const file = join(dir, "c.json");
-    writeFileSync(file, JSON.stringify({ port: 1111, host: "0.0.0.0", logLevel: "debug" }));
+    const file = configFile({ port: 1111, host: "0.0.0.0", logLevel: "debug" });
     const config = loadConfig({
       env: { CHAINGATE_CONFIG: file, PORT: "2222", HOST: "::1" },
       argv: ["--port", "3333"],
@@ -65,18 +70,13 @@ describe("configuration", () => {
   });
 
   it("reads several chains with several upstreams from a config file", () => {
-    const dir = configDir();
-    const file = join(dir, "c.json");
-    writeFileSync(
-      file,
-      JSON.stringify({
-        homeChainId: 10,
-        chains: [
-          { chainId: 1, upstreams: ["http://a", { url: "http://b", ws: "ws://b" }] },
-          { chainId: 10, name: "op", upstreams: [{ url: "https://c" }] },
-        ],
-      }),
-    );
+    const file = configFile({
+      homeChainId: 10,
+      chains: [
+        { chainId: 1, upstreams: ["http://a", { url: "http://b", ws: "ws://b" }] },
+        { chainId: 10, name: "op", upstreams: [{ url: "https://c" }] },
+      ],
+    });
     const config = loadConfig({ env: {}, argv: ["--config", file] });
     expect(config.homeChainId).toBe(10);
     expect(config.chains?.[0]?.upstreams).toEqual([{ url: "http://a" }, { url: "http://b", ws: "ws://b" }]);
@@ -106,18 +106,13 @@ describe("configuration", () => {
   });
 
   it("takes a chain's hedge setting (false, a fixed delay, or the observed p90) and names a bad one", () => {
-    const dir = configDir();
-    const file = join(dir, "c.json");
-    writeFileSync(
-      file,
-      JSON.stringify({
-        chains: [
-          { chainId: 1, upstreams: ["http://a", "http://b"], hedge: { afterMs: 150 } },
-          { chainId: 2, upstreams: ["http://c", "http://d"], hedge: false },
-          { chainId: 3, upstreams: ["http://e", "http://f"], hedge: {} },
-        ],
-      }),
-    );
+    const file = configFile({
+      chains: [
+        { chainId: 1, upstreams: ["http://a", "http://b"], hedge: { afterMs: 150 } },
+        { chainId: 2, upstreams: ["http://c", "http://d"], hedge: false },
+        { chainId: 3, upstreams: ["http://e", "http://f"], hedge: {} },
+      ],
+    });
     const config = loadConfig({ env: {}, argv: ["--config", file] });
     expect(config.chains?.map((c) => c.hedge)).toEqual([{ afterMs: 150 }, false, {}]);
     writeFileSync(
@@ -135,12 +130,7 @@ describe("configuration", () => {
   });
 
   it("rejects bad config files with the file's path and the field", () => {
-    const dir = configDir();
-    const file = join(dir, "c.json");
-    writeFileSync(
-      file,
-      JSON.stringify({ chains: [{ chainId: -1, upstreams: [] }], colour: "blue", homeChainId: 7 }),
-    );
+    const file = configFile({ chains: [{ chainId: -1, upstreams: [] }], colour: "blue", homeChainId: 7 });
     const problems = problemsOf(() => loadConfig({ env: {}, argv: ["--config", file] })).join("\n");
     expect(problems).toMatch(/unknown key "colour"/);
     expect(problems).toMatch(/chains\[0\]\.chainId must be a positive integer/);
@@ -150,7 +140,9 @@ describe("configuration", () => {
       /not valid JSON/,
     );
     expect(
-      problemsOf(() => loadConfig({ env: {}, argv: ["--config", join(dir, "missing.json")] })).join(),
+      problemsOf(() =>
+        loadConfig({ env: {}, argv: ["--config", join(dirname(file), "missing.json")] }),
+      ).join(),
     ).toMatch(/cannot be read/);
   });
 

@@ -2,7 +2,6 @@ import { createWalletClient, type Hex, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { recoverAuthorizationAddress } from "viem/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiKeyStore } from "../auth/api-keys.js";
 import {
   chainAt,
   devSend,
@@ -19,7 +18,7 @@ import {
   EMITTER_INIT_CODE,
   REVERTER_INIT_CODE,
 } from "../test-support/evm-fixtures.js";
-import { keysInForce } from "../test-support/keys.js";
+import { keysMade } from "../test-support/keys.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { fromRpcAuthorization, type RpcAuthorization } from "../tx/authorizations.js";
 
@@ -56,9 +55,7 @@ describe("EIP-7702 from custody", () => {
     delegate = await deploy(EMITTER_INIT_CODE);
     otherDelegate = await deploy(REVERTER_INIT_CODE);
     // From here on every request needs the key (the policies are an admin's).
-    admin = (await new ApiKeyStore(rt.store).create("admin", "ops")).key;
-    // The key ring reads the store twice a second: a call before it has the key would run keyless.
-    await keysInForce(rt, [admin]);
+    ({ ops: admin } = await keysMade(rt, { ops: "admin" }));
   }, 120_000);
   afterAll(async () => {
     await rt?.close();

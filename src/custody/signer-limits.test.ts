@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ApiKeyStore } from "../auth/api-keys.js";
 import type { Envelope } from "../test-support/chain-helpers.js";
-import { keysInForce } from "../test-support/keys.js";
+import { keysMade } from "../test-support/keys.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 let rt: TestRuntime;
@@ -12,10 +11,7 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 beforeAll(async () => {
   // A budget per hour: no token comes back between the unlock and the batch, however slow the machine.
   rt = await startTestRuntime({ env: { CHAINGATE_RATE_SIGN: "3/h" } });
-  const keys = new ApiKeyStore(rt.store);
-  alice = (await keys.create("user", "alice")).key;
-  bob = (await keys.create("user", "bob")).key;
-  await keysInForce(rt, [alice, bob]);
+  ({ alice, bob } = await keysMade(rt, { alice: "user", bob: "user" }));
 });
 afterAll(async () => {
   await rt?.close();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { connect } from "../test-support/abuse-helpers.js";
 import { type Envelope, receiptOf, result } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
-import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { DEV_ACCOUNT_2, typedFields } from "../test-support/evm-fixtures.js";
 import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -238,10 +238,7 @@ describeEachStore("custody signer methods", (target) => {
     await rpc(rt, "personal_unlockAccount", [address, PASSWORD, 600]);
     const doc = {
       types: {
-        EIP712Domain: [
-          { name: "name", type: "string" },
-          { name: "chainId", type: "uint256" },
-        ],
+        EIP712Domain: typedFields("name string, chainId uint256"),
         Order: [{ name: "amount", type: "uint256" }],
       },
       primaryType: "Order",

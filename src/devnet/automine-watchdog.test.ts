@@ -39,6 +39,17 @@ function racingNode(target: string): Promise<RpcProxy> {
   });
 }
 
+/** The watchdog on `url`, checking every 100 ms; the lines it logs at warn and above. */
+function watching(url: string) {
+  const lines: string[] = [];
+  const stop = startAutomineWatchdog({
+    url,
+    logger: pino({ level: "warn" }, { write: (line: string) => void lines.push(line) }),
+    intervalMs: 100,
+  });
+  return { lines, stop };
+}
+
 it("a node whose automine is off on purpose is left alone", async () => {
   await nodeCall(node.url, "evm_setAutomine", [false]);
   const hash = (await nodeCall(node.url, "eth_sendRawTransaction", [await signed(0)])) as string;
@@ -58,12 +69,7 @@ it("a ready transaction the automining node left in its pool is mined; a gapped 
   await nodeCall(node.url, "evm_setAutomine", [false]);
   const ready = (await nodeCall(node.url, "eth_sendRawTransaction", [await signed(1)])) as string;
   const gapped = (await nodeCall(node.url, "eth_sendRawTransaction", [await signed(5)])) as string;
-  const lines: string[] = [];
-  const stop = startAutomineWatchdog({
-    url: proxy.url,
-    logger: pino({ level: "warn" }, { write: (line: string) => void lines.push(line) }),
-    intervalMs: 100,
-  });
+  const { lines, stop } = watching(proxy.url);
   try {
     expect(
       await waitUntil(
@@ -95,12 +101,7 @@ it("a sender whose next nonce anvil left in 'queued' gets its pool sent again, s
   const second = (await nodeCall(node.url, "eth_sendRawTransaction", [await signed(next + 2)])) as string;
   await nodeCall(node.url, "anvil_setNonce", [account.address, `0x${(next + 1).toString(16)}`]);
   expect(await nodeCall(node.url, "txpool_status")).toMatchObject({ pending: "0x0", queued: "0x2" });
-  const lines: string[] = [];
-  const stop = startAutomineWatchdog({
-    url: node.url,
-    logger: pino({ level: "warn" }, { write: (line: string) => void lines.push(line) }),
-    intervalMs: 100,
-  });
+  const { lines, stop } = watching(node.url);
   try {
     for (const hash of [first, second]) {
       expect(

@@ -1,25 +1,18 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { sourceFiles } from "../test-support/source-files.js";
 import { ERROR_CODES, isErrorCode, STANDARD_POSITIVE_CODES } from "./codes.js";
 import { renderErrorIndex, withErrorIndex } from "./error-index.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === "test-support" ? [] : sources(path);
-    return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [path] : [];
-  });
-}
 
 /** The ways a stable code is written in src/: `code: "X"`, badRequest("X", ...), refusals and limits. */
 const CODE = /(?:\bcode: |badRequest\(|limitExceeded\(|refuse\([^"]*)"([A-Z][A-Z0-9_]+)"/g;
 
 it("every error code written in src/ is in the catalogue", () => {
   const written = new Set<string>();
-  for (const file of sources(join(ROOT, "src"))) {
+  for (const file of sourceFiles(join(ROOT, "src"))) {
     for (const match of readFileSync(file, "utf8").matchAll(CODE)) written.add(match[1]!);
   }
   // The scan finds the codes (a broken pattern would find none and pass vacuously).

@@ -108,6 +108,25 @@ async function lastLogThenGone(first: Awaited<ReturnType<typeof client>>, emitte
   return { doomed, cursor };
 }
 
+/**
+ * A new client resuming a logs stream after `cursor`, until the log of `last` arrives: each log it
+ * got as [transaction, removed], the subscription each came under and the one it was given.
+ */
+async function resumedUntil(cursor: string, last: string) {
+  const again = await client(rt.url);
+  const resumed = await again.call("eth_subscribe", ["logs", { resumeAfter: cursor }]);
+  expect(resumed.error).toBeUndefined();
+  expect(await waitUntil(() => again.notes.some((n) => n.result.transactionHash === last), 20_000)).toBe(
+    true,
+  );
+  await again.close();
+  return {
+    got: again.notes.map((n) => [n.result.transactionHash, n.result.removed === true]),
+    subscriptions: again.notes.map((n) => n.subscription),
+    subscription: resumed.result,
+  };
+}
+
 it("a logs client resumes across a reorg: what the reorg took back comes with removed: true, then the new chain's logs", async () => {
   const emitter = (await sendAndWait(rt, { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE })).contractAddress!;
   const node = rt.devnet!.nodes[0]!.url;
@@ -121,17 +140,11 @@ it("a logs client resumes across a reorg: what the reorg took back comes with re
   await nodeCall(node, "evm_revert", [snapshot]);
   await mine(rt, 1);
   const kept = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
-  const again = await client(rt.url);
-  expect((await again.call("eth_subscribe", ["logs", { resumeAfter: cursor }])).error).toBeUndefined();
-  expect(
-    await waitUntil(() => again.notes.some((n) => n.result.transactionHash === kept.transactionHash), 20_000),
-  ).toBe(true);
-  const got = again.notes.map((n) => [n.result.transactionHash, n.result.removed === true]);
+  const { got } = await resumedUntil(cursor, kept.transactionHash);
   expect(got).toEqual([
     [doomed.transactionHash, true],
     [kept.transactionHash, false],
   ]);
-  await again.close();
 });
 
 it("a logs stream resumed across a reorg whose fork is below every block it remembers replays from the real fork point", async () => {
@@ -152,19 +165,12 @@ it("a logs stream resumed across a reorg whose fork is below every block it reme
   const middle = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
   const late = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
   expect(Number(BigInt(middle.blockNumber))).toBe(Number(BigInt(doomed.blockNumber)));
-  const again = await client(rt.url);
-  const resumed = await again.call("eth_subscribe", ["logs", { resumeAfter: cursor }]);
-  expect(resumed.error).toBeUndefined();
-  expect(
-    await waitUntil(() => again.notes.some((n) => n.result.transactionHash === late.transactionHash), 20_000),
-  ).toBe(true);
-  const got = again.notes.map((n) => [n.result.transactionHash, n.result.removed === true]);
+  const { got, subscriptions, subscription } = await resumedUntil(cursor, late.transactionHash);
   expect(got).toEqual([
     [doomed.transactionHash, true],
     [early.transactionHash, false],
     [middle.transactionHash, false],
     [late.transactionHash, false],
   ]);
-  for (const note of again.notes) expect(note.subscription).toBe(resumed.result);
-  await again.close();
+  for (const id of subscriptions) expect(id).toBe(subscription);
 });

@@ -1,9 +1,8 @@
 import { connect } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiKeyStore } from "../auth/api-keys.js";
 import { waitUntil } from "../test-support/cli.js";
-import { keysInForce } from "../test-support/keys.js";
+import { keysMade } from "../test-support/keys.js";
 import { raw } from "../test-support/raw-request.js";
 import { startTestRuntime, suiteRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -237,9 +236,7 @@ describe("node reads on POST / under the per-key limits", () => {
         CHAINGATE_MAX_CONCURRENT_PER_KEY: "3",
       },
     });
-    key = (await new ApiKeyStore(rt.store).create("user", "fast")).key;
-    admin = (await new ApiKeyStore(rt.store).create("admin", "ops")).key;
-    await keysInForce(rt, [key, admin]);
+    ({ fast: key, ops: admin } = await keysMade(rt, { fast: "user", ops: "admin" }));
   });
   afterAll(async () => rt?.close());
 

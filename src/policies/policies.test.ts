@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import type { Envelope } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
-import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { DEV_ACCOUNT, DEV_ACCOUNT_2, typedFields } from "../test-support/evm-fixtures.js";
 import { keysInForce } from "../test-support/keys.js";
 import { describeEachStore, POSTGRES_AVAILABLE, type TempStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -227,10 +227,7 @@ describeEachStore("signing policies and the audit log", (target) => {
     });
     const typed = (name: string) => ({
       types: {
-        EIP712Domain: [
-          { name: "name", type: "string" },
-          { name: "chainId", type: "uint256" },
-        ],
+        EIP712Domain: typedFields("name string, chainId uint256"),
         Note: [{ name: "text", type: "string" }],
       },
       primaryType: "Note",

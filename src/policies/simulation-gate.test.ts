@@ -1,11 +1,10 @@
 import { encodeFunctionData, type Hex, parseAbi, parseEther, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiKeyStore } from "../auth/api-keys.js";
 import { type Envelope, nodeCall, nodeReceipt, nodeUrlOf } from "../test-support/chain-helpers.js";
 import { guardedBySimulation } from "../test-support/custody-helpers.js";
-import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
-import { keysInForce } from "../test-support/keys.js";
+import { DEV_ACCOUNT_2, typedFields } from "../test-support/evm-fixtures.js";
+import { adminAndWallet } from "../test-support/keys.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 import { ok } from "../test-support/token-helpers.js";
 
@@ -37,15 +36,7 @@ describe("simulation as a policy gate", () => {
 
   beforeAll(async () => {
     rt = await startTestRuntime({ env: { CHAINGATE_TRACKER_INTERVAL_MS: "100" } });
-    admin = (await new ApiKeyStore(rt.store).create("admin", "ops")).key;
-    // The key ring reads the store twice a second: a call before it has the key would run keyless.
-    await keysInForce(rt, [admin]);
-    const made = await rt.post(
-      "/wallet",
-      { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 },
-      auth(),
-    );
-    wallet = (made.json as { id: string; address: Hex }[])[0]!;
+    ({ admin, wallet } = await adminAndWallet(rt, PASSWORD));
     await nodeCall(nodeUrlOf(rt), "anvil_setBalance", [wallet.address, toHex(10n ** 19n)]);
     const created = await ok(
       rt,
@@ -181,18 +172,8 @@ describe("simulation as a policy gate", () => {
   it("a permit signed as typed data is judged under the same cap (EIP-2612 and Permit2)", async () => {
     const permit = (value: bigint) => ({
       types: {
-        EIP712Domain: [
-          { name: "name", type: "string" },
-          { name: "chainId", type: "uint256" },
-          { name: "verifyingContract", type: "address" },
-        ],
-        Permit: [
-          { name: "owner", type: "address" },
-          { name: "spender", type: "address" },
-          { name: "value", type: "uint256" },
-          { name: "nonce", type: "uint256" },
-          { name: "deadline", type: "uint256" },
-        ],
+        EIP712Domain: typedFields("name string, chainId uint256, verifyingContract address"),
+        Permit: typedFields("owner address, spender address, value uint256, nonce uint256, deadline uint256"),
       },
       primaryType: "Permit",
       domain: { name: "Gate Coin", chainId: 1001, verifyingContract: token },
@@ -221,22 +202,9 @@ describe("simulation as a policy gate", () => {
     expect(String(signed.result)).toMatch(/^0x[0-9a-f]{130}$/);
     const permit2 = {
       types: {
-        EIP712Domain: [
-          { name: "name", type: "string" },
-          { name: "chainId", type: "uint256" },
-          { name: "verifyingContract", type: "address" },
-        ],
-        PermitDetails: [
-          { name: "token", type: "address" },
-          { name: "amount", type: "uint160" },
-          { name: "expiration", type: "uint48" },
-          { name: "nonce", type: "uint48" },
-        ],
-        PermitSingle: [
-          { name: "details", type: "PermitDetails" },
-          { name: "spender", type: "address" },
-          { name: "sigDeadline", type: "uint256" },
-        ],
+        EIP712Domain: typedFields("name string, chainId uint256, verifyingContract address"),
+        PermitDetails: typedFields("token address, amount uint160, expiration uint48, nonce uint48"),
+        PermitSingle: typedFields("details PermitDetails, spender address, sigDeadline uint256"),
       },
       primaryType: "PermitSingle",
       domain: {

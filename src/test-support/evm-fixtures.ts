@@ -40,3 +40,11 @@ export function reasonReverterInitCode(reason: string): `0x${string}` {
   const size = runtime.length / 2;
   return `0x61${word(size)}80600c6000396000f3${runtime}`;
 }
+
+/** EIP-712 type fields written as "name type, name type": `typedFields("owner address, value uint256")`. */
+export function typedFields(spec: string): { name: string; type: string }[] {
+  return spec.split(",").map((field) => {
+    const [name, type] = field.trim().split(/\s+/);
+    return { name: name!, type: type! };
+  });
+}

@@ -210,3 +210,22 @@ export async function sendTransport(
   await receiptOf(rt, sent.tx_hash as string);
   return sent.transport_id as string;
 }
+
+/** `count` POST /transaction at once from `walletId` (1, 2, ... wei to DEV_ACCOUNT_2): their answers, in order. */
+export function transferBurst(
+  rt: TestRuntime,
+  walletId: string,
+  count: number,
+  fields: { index?: number; password?: string } = {},
+): Promise<{ status: number; json: unknown }[]> {
+  return Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      rt.post("/transaction", {
+        wallet_id: walletId,
+        password: PASSWORD,
+        ...fields,
+        transaction: { to: DEV_ACCOUNT_2, value: String(i + 1) },
+      }),
+    ),
+  );
+}

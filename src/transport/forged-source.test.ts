@@ -130,12 +130,9 @@ it("an upstream that forges MessageSent logs and receipts moves no value: disput
     await waitFor("the token", async () =>
       (await nodeCall(a.url, "eth_getTransactionReceipt", [token.tx_hash])) === null ? undefined : true,
     );
-    const sent = await sendTransport(rt, {
-      walletId: alice.id,
-      token: token.address as string,
-      to: RECIPIENT,
-      amount: "25",
-    });
+    const send = (amount: string) =>
+      sendTransport(rt, { walletId: alice.id, token: token.address as string, to: RECIPIENT, amount });
+    const sent = await send("25");
     const real = await settled(rt, sent);
     expect(real.state).toBe("delivered");
 
@@ -189,12 +186,7 @@ it("an upstream that forges MessageSent logs and receipts moves no value: disput
 
     // Both upstreams honest again: a new transport is delivered as before, confirmed by both.
     forging = false;
-    const again = await sendTransport(rt, {
-      walletId: alice.id,
-      token: token.address as string,
-      to: RECIPIENT,
-      amount: "5",
-    });
+    const again = await send("5");
     const second = await settled(rt, again);
     expect(second.state).toBe("delivered");
     expect(second.source_confirmations).toBe(2);

@@ -4,7 +4,7 @@ import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { keysInForce } from "../test-support/keys.js";
 import { suiteRuntime } from "../test-support/test-runtime.js";
-import { newWallet, openTransactions, PASSWORD } from "../test-support/token-helpers.js";
+import { newWallet, openTransactions, PASSWORD, transferBurst } from "../test-support/token-helpers.js";
 
 /** The documented defaults: the test runtime's own overrides of the rate limits are cleared. */
 const DEFAULT_LIMITS = { CHAINGATE_RATE_SIGN: "", CHAINGATE_RATE_WALLETS: "", CHAINGATE_RATE_READ: "" };
@@ -14,15 +14,7 @@ describe("a payout burst on the default configuration", () => {
 
   it("300 concurrent POST /transaction with no API key: 300 hashes", async () => {
     const wallet = await newWallet(rt);
-    const answers = await Promise.all(
-      Array.from({ length: 300 }, (_, i) =>
-        rt.post("/transaction", {
-          wallet_id: wallet.id,
-          password: PASSWORD,
-          transaction: { to: DEV_ACCOUNT_2, value: String(i + 1) },
-        }),
-      ),
-    );
+    const answers = await transferBurst(rt, wallet.id, 300);
     const refused = answers.filter((a) => a.status !== 200);
     expect(refused.map((a) => a.json)).toEqual([]);
     const hashes = new Set(answers.map((a) => (a.json as { tx_hash: string }).tx_hash));

@@ -1,11 +1,10 @@
 import { createWalletClient, type Hex, http, parseTransaction, toHex } from "viem";
 import { prepareTransactionRequest } from "viem/actions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiKeyStore } from "../auth/api-keys.js";
 import { chainAt, mine, nodeCall, nodeUrlOf } from "../test-support/chain-helpers.js";
 import { fundedCustody } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
-import { keysInForce } from "../test-support/keys.js";
+import { keysMade } from "../test-support/keys.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
 const PASSWORD = "fill-password";
@@ -23,9 +22,7 @@ describe("eth_fillTransaction knows the nonces chaingate has queued", () => {
     rt = await startTestRuntime({ env: { CHAINGATE_DEVNET_NODE_ACCOUNTS: "true" } });
     // From here blocks come only when the test mines them: what chaingate sends stays queued in the node's pool.
     await nodeCall(nodeUrlOf(rt), "evm_setAutomine", [false]);
-    admin = (await new ApiKeyStore(rt.store).create("admin", "ops")).key;
-    // The key ring reads the store twice a second: a call before it has the key would run keyless.
-    await keysInForce(rt, [admin]);
+    ({ ops: admin } = await keysMade(rt, { ops: "admin" }));
   }, 120_000);
   afterAll(async () => {
     await rt?.close();

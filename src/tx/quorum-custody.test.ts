@@ -3,12 +3,11 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeFunctionData, type Hex, parseAbi, parseEther, toHex } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ApiKeyStore } from "../auth/api-keys.js";
 import { type Envelope, nodeCall } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
 import { guardedBySimulation } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
-import { keysInForce } from "../test-support/keys.js";
+import { adminAndWallet } from "../test-support/keys.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
 import { describeEachStore } from "../test-support/stores.js";
@@ -109,15 +108,7 @@ describeEachStore("custody on a chain with two upstreams, one of which lies", (t
         CHAINGATE_TRACKER_INTERVAL_MS: "100",
       },
     });
-    admin = (await new ApiKeyStore(rt.store).create("admin", "ops")).key;
-    // The key ring reads the store twice a second: a call before it has the key would run keyless.
-    await keysInForce(rt, [admin]);
-    const made = await rt.post(
-      "/wallet",
-      { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 },
-      auth(),
-    );
-    wallet = (made.json as { id: string; address: Hex }[])[0]!;
+    ({ admin, wallet } = await adminAndWallet(rt, PASSWORD));
     for (const node of [nodeA, nodeB])
       await nodeCall(node, "anvil_setBalance", [wallet.address, toHex(parseEther("10"))]);
     const created = await ok(

@@ -4,6 +4,7 @@ import { nodeCall, receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { describeEachStore, POSTGRES_AVAILABLE, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, suiteRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { transferBurst } from "../test-support/token-helpers.js";
 import type { TransferRecord } from "./list-transfers.js";
 
 const PASSWORD = "tx-test-password";
@@ -108,16 +109,7 @@ describeEachStore("POST /transaction", (target) => {
 
   it("500 concurrent transactions from one address get nonces 0..499, all mined, then all confirmed", async () => {
     const wallet = await newWallet(rt);
-    const answers = await Promise.all(
-      Array.from({ length: 500 }, (_, i) =>
-        rt.post("/transaction", {
-          wallet_id: wallet.id,
-          password: PASSWORD,
-          index: 0,
-          transaction: { to: DEV_ACCOUNT_2, value: String(i + 1) },
-        }),
-      ),
-    );
+    const answers = await transferBurst(rt, wallet.id, 500, { password: PASSWORD, index: 0 });
     expect(answers.map((a) => a.status)).toEqual(Array(500).fill(200));
     const hashes = answers.map((a) => (a.json as { tx_hash: string }).tx_hash);
     expect(new Set(hashes).size).toBe(500);

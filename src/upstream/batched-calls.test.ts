@@ -29,9 +29,18 @@ afterAll(async () => {
 const nonceOf = async (upstream: HttpUpstream) =>
   Number(await upstream.call({ method: "eth_getTransactionCount", params: [DEV_ACCOUNT, "pending"] }));
 
-it("batchable calls made in one turn share one request; each gets its own answer or error", async () => {
+/** Runs `work` with an upstream in front of the proxy, closed after it whatever happens. */
+async function withUpstream(work: (upstream: HttpUpstream) => Promise<void>): Promise<void> {
   const upstream = new HttpUpstream(proxy.url, 10_000, upstreamTraitsOf);
   try {
+    await work(upstream);
+  } finally {
+    await upstream.close();
+  }
+}
+
+it("batchable calls made in one turn share one request; each gets its own answer or error", async () => {
+  await withUpstream(async (upstream) => {
     const nonce = await nonceOf(upstream);
     proxy.reset();
     const outcomes = await Promise.allSettled([
@@ -61,14 +70,11 @@ it("batchable calls made in one turn share one request; each gets its own answer
     ]);
     await upstream.call({ method: "eth_chainId", params: [], batch: true });
     expect(proxy.requests).toBe(3);
-  } finally {
-    await upstream.close();
-  }
+  });
 });
 
 it(`more than ${MAX_BATCH} calls in one turn go as several batches`, async () => {
-  const upstream = new HttpUpstream(proxy.url, 10_000, upstreamTraitsOf);
-  try {
+  await withUpstream(async (upstream) => {
     proxy.reset();
     // Distinct reads (identical ones would share one call, see below).
     const answers = await Promise.all(
@@ -83,14 +89,11 @@ it(`more than ${MAX_BATCH} calls in one turn go as several batches`, async () =>
     expect(answers).toHaveLength(MAX_BATCH * 2 + 1);
     expect(proxy.counts.get("eth_getBalance")).toBe(MAX_BATCH * 2 + 1);
     expect(proxy.requests).toBe(3);
-  } finally {
-    await upstream.close();
-  }
+  });
 });
 
 it("identical plain reads of one turn share one call of its batch; sends and other reads do not", async () => {
-  const upstream = new HttpUpstream(proxy.url, 10_000, upstreamTraitsOf);
-  try {
+  await withUpstream(async (upstream) => {
     proxy.reset();
     const balance = () =>
       upstream.call({ method: "eth_getBalance", params: [DEV_ACCOUNT, "latest"], batch: true });
@@ -108,14 +111,11 @@ it("identical plain reads of one turn share one call of its batch; sends and oth
     await Promise.all([balance(), balance()]);
     expect(proxy.counts.get("eth_getBalance")).toBe(1);
     expect(proxy.requests).toBe(1);
-  } finally {
-    await upstream.close();
-  }
+  });
 });
 
 it("a dropped batch: its reads are asked again, its sends are not repeated", async () => {
-  const upstream = new HttpUpstream(proxy.url, 10_000, upstreamTraitsOf);
-  try {
+  await withUpstream(async (upstream) => {
     const nonce = await nonceOf(upstream);
     const raw = await signedDevTransfer(nonce);
     proxy.reset();
@@ -134,9 +134,7 @@ it("a dropped batch: its reads are asked again, its sends are not repeated", asy
     expect(proxy.counts.get("eth_getBalance")).toBe(2);
     // Nothing reached the node: the nonce is still free.
     expect(await nonceOf(upstream)).toBe(nonce);
-  } finally {
-    await upstream.close();
-  }
+  });
 });
 
 it("a node that refuses batches is asked one call at a time from then on", async () => {

@@ -10,6 +10,7 @@ import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
 import type { TestRuntime } from "../test-support/test-runtime.js";
+import { newWallet } from "../test-support/token-helpers.js";
 
 /** A key of this file's own, funded on both nodes before the tests. */
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9c86dae88c7a8412f4603b6f78690d" as const;
@@ -97,16 +98,11 @@ describe("sends on a chain with two upstreams", () => {
   });
 
   it("custody's own sends go to both upstreams too", async () => {
-    const made = await rt.post("/wallet", {
-      type: "KEYSTORE_V3",
-      password: "broadcast-pw",
-      address_quantity: 1,
-    });
-    const [wallet] = made.json as { id: string; address: Hex }[];
+    const wallet = await newWallet(rt, "broadcast-pw");
     for (const node of [nodeA, nodeB])
-      await nodeCall(node, "anvil_setBalance", [wallet!.address, toHex(parseEther("1"))]);
+      await nodeCall(node, "anvil_setBalance", [wallet.address, toHex(parseEther("1"))]);
     const sent = await rt.post("/transaction", {
-      wallet_id: wallet!.id,
+      wallet_id: wallet.id,
       password: "broadcast-pw",
       transaction: { to: DEV_ACCOUNT_2, value: "1" },
     });

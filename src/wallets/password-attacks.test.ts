@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiKeyStore } from "../auth/api-keys.js";
 import { KDF_PER_TENANT } from "../keys/kdf.js";
-import { keysInForce } from "../test-support/keys.js";
+import { keysMade } from "../test-support/keys.js";
 import { describeEachStore, POSTGRES_AVAILABLE, type TempStore, tempStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
 
@@ -71,10 +70,7 @@ describe("key derivation is shared fairly between tenants (standard KDF)", () =>
   let bob: string;
   beforeAll(async () => {
     rt = await startTestRuntime({ env: { CHAINGATE_KDF: "standard" } });
-    const keys = new ApiKeyStore(rt.store);
-    alice = (await keys.create("user", "alice")).key;
-    bob = (await keys.create("user", "bob")).key;
-    await keysInForce(rt, [alice, bob]);
+    ({ alice, bob } = await keysMade(rt, { alice: "user", bob: "user" }));
   });
   afterAll(async () => rt?.close());
 

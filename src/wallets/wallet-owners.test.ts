@@ -4,17 +4,13 @@ import { runKeysCommand } from "../auth/keys-command.js";
 import { loadConfig } from "../config/load-config.js";
 import { waitUntil } from "../test-support/cli.js";
 import { suiteRuntime } from "../test-support/test-runtime.js";
+import { newWallet } from "../test-support/token-helpers.js";
 import { parseWalletsCommand, runWalletsCommand } from "./wallets-command.js";
 
 const rt = suiteRuntime();
 
 it("keys create says unowned wallets exist; an admin lists them with owner null; `wallets assign` gives one to a key", async () => {
-  const made = await rt.post("/wallet", {
-    type: "KEYSTORE_V3",
-    password: "tour-password",
-    address_quantity: 1,
-  });
-  const [tour] = made.json as { id: string; address: string }[];
+  const tour = await newWallet(rt, "tour-password");
   const config = loadConfig({ env: { CHAINGATE_DATA_DIR: rt.dataDir, CHAINGATE_KDF: "light" } });
   const admin = JSON.parse(await runKeysCommand({ action: "create", role: "admin", rest: [] }, config)) as {
     key: string;
@@ -45,18 +41,18 @@ it("keys create says unowned wallets exist; an admin lists them with owner null;
     ),
   ).toBe(true);
   const seen = await list(admin.key);
-  expect(seen.body).toEqual(expect.arrayContaining([expect.objectContaining({ id: tour!.id, owner: null })]));
+  expect(seen.body).toEqual(expect.arrayContaining([expect.objectContaining({ id: tour.id, owner: null })]));
   expect((await list(user.key)).body).toEqual([]);
   // Given to the user's key from the command line, then listed and used by it.
-  const command = parseWalletsCommand(["assign", tour!.id, "--key", user.id]);
-  expect(JSON.parse(await runWalletsCommand(command, config))).toEqual({ id: tour!.id, owner: user.id });
-  expect((await list(user.key)).body.map((r) => r.id)).toEqual([tour!.id]);
+  const command = parseWalletsCommand(["assign", tour.id, "--key", user.id]);
+  expect(JSON.parse(await runWalletsCommand(command, config))).toEqual({ id: tour.id, owner: user.id });
+  expect((await list(user.key)).body.map((r) => r.id)).toEqual([tour.id]);
   const accounts = await fetch(rt.url, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${user.key}` },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_accounts", params: [] }),
   }).then((r) => r.json() as Promise<{ result: string[] }>);
-  expect(accounts.result.map((a) => a.toLowerCase())).toEqual([tour!.address.toLowerCase()]);
+  expect(accounts.result.map((a) => a.toLowerCase())).toEqual([tour.address.toLowerCase()]);
   // The admin route does the same, and refuses a user key.
   const other = await rt.post(
     "/wallet",
@@ -78,6 +74,6 @@ it("keys create says unowned wallets exist; an admin lists them with owner null;
     { authorization: `Bearer ${admin.key}` },
   );
   expect(given.json).toEqual({ id: second!.id, owner: user.id });
-  expect((await list(user.key)).body.map((r) => r.id).sort()).toEqual([tour!.id, second!.id].sort());
-  expect(() => parseWalletsCommand(["assign", tour!.id])).toThrow(/usage: chaingate wallets assign/);
+  expect((await list(user.key)).body.map((r) => r.id).sort()).toEqual([tour.id, second!.id].sort());
+  expect(() => parseWalletsCommand(["assign", tour.id])).toThrow(/usage: chaingate wallets assign/);
 });

@@ -68,6 +68,18 @@ function expectLifecycle(deliveries: Delivery[], secret: string): void {
   }
 }
 
+/** Waits until every one of `txs` has its whole lifecycle delivered, then checks each. */
+async function expectEveryLifecycle(
+  receiver: Receiver,
+  txs: { tx_hash: string }[],
+  secret: string,
+  ms: number,
+): Promise<void> {
+  const all = () => txs.every((tx) => ofTransaction(receiver, tx.tx_hash).length >= LIFECYCLE.length);
+  expect(await waitUntil(all, ms)).toBe(true);
+  for (const tx of txs) expectLifecycle(ofTransaction(receiver, tx.tx_hash), secret);
+}
+
 describeEachStore("webhooks", (target) => {
   let store: TempStore;
   let rt: TestRuntime;
@@ -320,9 +332,7 @@ it("with the production retry settings, a receiver down for a full minute gets e
     await new Promise((resolve) => setTimeout(resolve, 60_000));
     expect(receiver.deliveries).toEqual([]);
     await receiver.up();
-    const all = () => txs.every((tx) => ofTransaction(receiver, tx.tx_hash).length >= 4);
-    expect(await waitUntil(all, 240_000)).toBe(true);
-    for (const tx of txs) expectLifecycle(ofTransaction(receiver, tx.tx_hash), hook.secret);
+    await expectEveryLifecycle(receiver, txs, hook.secret, 240_000);
   } finally {
     await rt.close();
     await receiver.down();
@@ -349,9 +359,7 @@ describe.skipIf(!POSTGRES_AVAILABLE)("webhooks from two instances on one Postgre
           transfer(i % 2 === 0 ? first.url : second.url, w.id, String(i + 1)),
         ),
       );
-      const all = () => txs.every((tx) => ofTransaction(receiver, tx.tx_hash).length >= 4);
-      expect(await waitUntil(all, 120_000)).toBe(true);
-      for (const tx of txs) expectLifecycle(ofTransaction(receiver, tx.tx_hash), hook.secret);
+      await expectEveryLifecycle(receiver, txs, hook.secret, 120_000);
     } finally {
       await second.close();
       await first.close();
