@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { expect, it } from "vitest";
 import { describeEachStore, suiteStore } from "../test-support/stores.js";
-import { insertRow } from "./insert-row.js";
+import { insertRow, insertRows } from "./insert-row.js";
 
 describeEachStore("insertRow", (target) => {
   const opened = suiteStore(target);
@@ -50,5 +50,41 @@ describeEachStore("insertRow", (target) => {
       insertRow(opened.store.db, "nonce_ledger", { chain_id: 9, address: "d", next_nonce: 2 }),
     ).rejects.toThrow();
     expect(await ledger(9)).toEqual([{ chain_id: 9, address: "d", next_nonce: 1 }]);
+  });
+
+  it("several rows of one shape, at several counts and again, are each stored with their own values; mixed shapes and expressions go through Kysely", async () => {
+    const rows = (chain: number, from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => ({
+        chain_id: chain,
+        address: `r${from + i}`,
+        next_nonce: from + i,
+      }));
+    for (const [from, count] of [
+      [0, 3],
+      [3, 2],
+      [5, 3],
+      [8, 1],
+      [9, 2],
+    ] as const)
+      await opened.store.db
+        .transaction()
+        .execute((trx) => insertRows(trx, "nonce_ledger", rows(10, from, count)));
+    expect((await ledger(10)).map((r) => [r.address, r.next_nonce])).toEqual(
+      Array.from({ length: 11 }, (_, i) => [`r${i}`, i]).sort((a, b) =>
+        String(a[0]).localeCompare(String(b[0])),
+      ),
+    );
+    // One row without next_nonce's value as a parameter, one in another column order.
+    await insertRows(opened.store.db, "nonce_ledger", [
+      { chain_id: 11, address: "m", next_nonce: sql<number>`5 + 5` as never },
+      { next_nonce: 12, address: "n", chain_id: 11 },
+    ]);
+    await insertRows(opened.store.db, "nonce_ledger", rows(11, 20, 2));
+    expect((await ledger(11)).map((r) => [r.address, r.next_nonce])).toEqual([
+      ["m", 10],
+      ["n", 12],
+      ["r20", 20],
+      ["r21", 21],
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-/** Inserts one row of a fixed shape with the SQL Kysely compiled for that shape the first time: the hot write path skips building and compiling. */
+/** Inserts rows of a fixed shape with the SQL Kysely compiled for that shape and count the first time: the hot write path skips building and compiling. */
 import { CompiledQuery, type DialectAdapter, type Insertable, type Kysely } from "kysely";
 import type { Database } from "./schema.js";
 
@@ -16,29 +16,48 @@ const compiled = new WeakMap<DialectAdapter, Map<string, string | null>>();
 /** A value Kysely passes through as a parameter (an object may be an expression it would compile). */
 const plain = (v: unknown) => v === null || typeof v !== "object" || v instanceof Uint8Array;
 
-export async function insertRow<T extends keyof Database & string>(
+export function insertRow<T extends keyof Database & string>(
   db: Kysely<Database>,
   table: T,
   row: Insertable<Database[T]>,
 ): Promise<void> {
-  const columns = Object.keys(row);
-  const values = columns.map((column) => (row as Record<string, unknown>)[column]);
+  return insertRows(db, table, [row]);
+}
+
+/**
+ * Inserts `rows` in one statement: a group's rows of a table written once, not once per request.
+ * Rows of one shape (the same columns in the same order) use the SQL kept for that shape and count
+ * (a group has at most MAX_GROUP rows, so a table keeps a few dozen at most); rows of mixed shapes
+ * are built by Kysely, which fills what a row lacks with its default.
+ */
+export async function insertRows<T extends keyof Database & string>(
+  db: Kysely<Database>,
+  table: T,
+  rows: readonly Insertable<Database[T]>[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]!);
+  const key = columns.join(",");
+  const oneShape = rows.every((row, i) => i === 0 || Object.keys(row).join(",") === key);
+  const values = oneShape
+    ? rows.flatMap((row) => columns.map((column) => (row as Record<string, unknown>)[column]))
+    : [];
+  const allPlain = oneShape && values.every((v) => v !== undefined && plain(v));
   const adapter = db.getExecutor().adapter;
   let shapes = compiled.get(adapter);
   if (!shapes) {
     shapes = new Map();
     compiled.set(adapter, shapes);
   }
-  const shape = `${table}(${columns.join(",")})`;
-  const sql = shapes.get(shape);
-  const allPlain = values.every((v) => v !== undefined && plain(v));
-  if (sql && allPlain) {
+  const shape = `${table}(${key})x${rows.length}`;
+  const sql = allPlain ? shapes.get(shape) : null;
+  if (sql) {
     await db.executeQuery(CompiledQuery.raw(sql, values));
     return;
   }
   const query = db
     .insertInto(table)
-    .values(row as never)
+    .values((rows.length === 1 ? rows[0] : rows) as never)
     .compile();
   if (sql === undefined && allPlain) {
     const same =
@@ -47,22 +66,4 @@ export async function insertRow<T extends keyof Database & string>(
     shapes.set(shape, same ? query.sql : null);
   }
   await db.executeQuery(query);
-}
-
-/**
- * Inserts `rows` (all of one shape) in one statement: a group's rows of a table written once, not
- * once per request. Kysely compiles it (its SQL depends on the count); one compile a group is far
- * less than the statements it replaces.
- */
-export async function insertRows<T extends keyof Database & string>(
-  db: Kysely<Database>,
-  table: T,
-  rows: readonly Insertable<Database[T]>[],
-): Promise<void> {
-  if (rows.length === 0) return;
-  if (rows.length === 1) return insertRow(db, table, rows[0]!);
-  await db
-    .insertInto(table)
-    .values(rows as never)
-    .execute();
 }
