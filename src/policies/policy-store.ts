@@ -41,7 +41,18 @@ const BY_WALLET_OR_KEY = new PreparedQuery((db, slot) =>
     .orderBy("created_at"),
 );
 
+/** One (wallet, key) asked for in a turn, and the callers waiting for its rows. */
+interface Ask {
+  walletId: string | null;
+  apiKeyId: string | null;
+  rows: Promise<PoliciesTable[]>;
+  settle: { resolve: (rows: PoliciesTable[]) => void; reject: (error: unknown) => void };
+}
+
 export class PolicyStore {
+  /** The reads asked for in this turn, by (wallet, key); read together once the turn is over. */
+  private turn: Map<string, Ask> | undefined;
+
   constructor(private readonly store: Store) {}
 
   async create(input: NewPolicy, by: string | null): Promise<Policy> {
@@ -119,16 +130,36 @@ export class PolicyStore {
     });
   }
 
-  /** Every policy bound to this wallet or this key (a policy naming both needs both). */
+  /**
+   * Every policy bound to this wallet or this key (a policy naming both needs both). Every signature
+   * asks, and on PostgreSQL each ask was a round trip (most of a burst's statements): the asks of
+   * one turn for the same wallet and key share one read, made after the turn (setImmediate, as the
+   * group commit's jobs). That read begins after every caller that shares it was called, so each
+   * sees every policy committed before its request arrived, on any instance; no answer is kept
+   * past its turn. Each caller gets its own policy objects.
+   */
   async applying(walletId: string | null, apiKeyId: string | null): Promise<Policy[]> {
     if (walletId === null && apiKeyId === null) return [];
-    const { rows } =
-      apiKeyId === null
-        ? await BY_WALLET.execute(this.store.db, [walletId])
-        : walletId === null
-          ? await BY_KEY.execute(this.store.db, [apiKeyId])
-          : await BY_WALLET_OR_KEY.execute(this.store.db, [walletId, apiKeyId]);
-    return rows
+    let turn = this.turn;
+    if (turn === undefined) {
+      const asked = new Map<string, Ask>();
+      this.turn = turn = asked;
+      setImmediate(() => {
+        this.turn = undefined;
+        for (const ask of asked.values()) this.read(ask);
+      });
+    }
+    const key = `${walletId}\u0000${apiKeyId}`;
+    let ask = turn.get(key);
+    if (ask === undefined) {
+      let settle!: Ask["settle"];
+      const rows = new Promise<PoliciesTable[]>((resolve, reject) => {
+        settle = { resolve, reject };
+      });
+      ask = { walletId, apiKeyId, rows, settle };
+      turn.set(key, ask);
+    }
+    return (await ask.rows)
       .filter(
         (row) =>
           (row.wallet_id === null || row.wallet_id === walletId) &&
@@ -136,4 +167,15 @@ export class PolicyStore {
       )
       .map(toPolicy);
   }
+
+  private read({ walletId, apiKeyId, settle }: Ask): void {
+    const query =
+      apiKeyId === null
+        ? BY_WALLET.execute(this.store.db, [walletId])
+        : walletId === null
+          ? BY_KEY.execute(this.store.db, [apiKeyId])
+          : BY_WALLET_OR_KEY.execute(this.store.db, [walletId, apiKeyId]);
+    query.then(({ rows }) => settle.resolve(rows), settle.reject);
+  }
+
 }
