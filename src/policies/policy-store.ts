@@ -177,5 +177,4 @@ export class PolicyStore {
           : BY_WALLET_OR_KEY.execute(this.store.db, [walletId, apiKeyId]);
     query.then(({ rows }) => settle.resolve(rows), settle.reject);
   }
-
 }
