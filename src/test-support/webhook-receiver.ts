@@ -1,6 +1,6 @@
 /** A loopback webhook receiver for tests: records every delivery, and can be taken down and brought back on its port. */
-import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { freePort } from "./ports.js";
 
 export interface Delivery {
   headers: IncomingHttpHeaders;
@@ -21,19 +21,6 @@ export interface Receiver {
   down(): Promise<void>;
 }
 
-/**
- * The lowest port the kernel hands out for port 0. A receiver listens below it: a port it gives up
- * while down (so that senders meet a refused connection) is then never handed to another test's
- * node or server meanwhile, and coming back up on it does not fail.
- */
-function ephemeralLow(): number {
-  try {
-    return Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
-  } catch {
-    return 32768;
-  }
-}
-
 /** Listens on `port`; a port that is taken rejects (it is never an uncaught error). */
 function listenOn(server: Server, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -49,19 +36,6 @@ function listenOn(server: Server, port: number): Promise<void> {
     server.once("listening", listening);
     server.listen(port, "127.0.0.1");
   });
-}
-
-/** The first start: a free port below the ephemeral range, chosen at random (other receivers choose too). */
-async function listenBelowEphemeral(server: Server): Promise<void> {
-  const low = ephemeralLow();
-  const span = Math.min(10_000, low - 1025);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await listenOn(server, low - 1 - Math.floor(Math.random() * span));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE" || attempt >= 50) throw error;
-    }
-  }
 }
 
 export async function startReceiver(port = 0): Promise<Receiver> {
@@ -95,8 +69,9 @@ export async function startReceiver(port = 0): Promise<Receiver> {
           response.writeHead(200).end("ok");
         });
       });
-      if (receiver.port === 0) await listenBelowEphemeral(server);
-      else await listenOn(server, receiver.port);
+      // Below the ephemeral range (freePort): the port given up while down is still free when it comes back.
+      if (receiver.port === 0) receiver.port = await freePort();
+      await listenOn(server, receiver.port);
       receiver.port = (server.address() as { port: number }).port;
       receiver.url = `http://127.0.0.1:${receiver.port}/hook`;
     },
