@@ -2,6 +2,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT } from "../test-support/evm-fixtures.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
@@ -28,6 +29,9 @@ describe("forwarded reads as the node's bytes", () => {
     const config = join(own.dir, "chains.json");
     writeFileSync(config, JSON.stringify({ chains: [{ chainId: 1001, upstreams: [{ url: proxy.url }] }] }));
     rt = await own.runtime({ env: { CHAINGATE_CONFIG: config } });
+    // The cache keeps an answer only against a head it knows: a first call before the head tracker's
+    // first poll would be forwarded and not kept (a busy machine lost this test that way).
+    expect(await waitUntil(() => rt.chains.home.head?.head !== undefined, 20_000)).toBe(true);
   }, 120_000);
   afterAll(async () => {
     await proxy?.close();
