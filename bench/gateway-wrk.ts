@@ -8,6 +8,8 @@
  *   vs a minimal Node forwarder in front of the same anvil, and the p50 latency chaingate adds at
  *   1 connection over anvil direct;
  * - CPU milliseconds per request of each process, read from /proc;
+ * - forwarded calls through chaingate with two upstreams (the same anvil by two names) against one:
+ *   what hedging's bookkeeping costs reads that need no hedge;
  * - chaingate's peak RSS over those cases, and apart from it its peak over BENCH_FULL_SECONDS (40)
  *   more of distinct reads, long enough to fill the response cache;
  * - the default configuration (every request in the access log) beside the fastest documented one
@@ -239,6 +241,25 @@ try {
     CHAINGATE_LOG_REQUESTS: "true",
   });
   const gatewayTuned = await startGatewayProcess(anvil.url, join(dir, "tuned"), children);
+  // Two upstreams of the chain (the same anvil by two names): every read is hedgeable, so what the
+  // hedging machinery costs a read that needs no hedge shows beside the one-upstream case.
+  const twoDir = join(dir, "two");
+  mkdirSync(twoDir, { recursive: true });
+  writeFileSync(
+    join(twoDir, "two-upstreams.json"),
+    JSON.stringify({
+      chains: [
+        {
+          chainId: 1001,
+          finality: 1,
+          upstreams: [{ url: anvil.url }, { url: anvil.url.replace("127.0.0.1", "localhost") }],
+        },
+      ],
+    }),
+  );
+  const gatewayTwo = await startGatewayProcess(anvil.url, twoDir, children, {
+    CHAINGATE_CONFIG: join(twoDir, "two-upstreams.json"),
+  });
   // A constant reply is only a ceiling for an answer of the same size (a block is ~1.5 KB).
   const cachedAnswer = await (
     await fetch(gateway.url, {
@@ -281,6 +302,13 @@ try {
     results.push(await run("forwarded, distinct", "anvil", anvil.url, distinct(), c, pids));
     results.push(await run("forwarded, distinct", "forwarder", forwarder.url, distinct(), c, pids));
     results.push(await run("forwarded, distinct", "chaingate", gateway.url, distinct(), c, pids));
+    if (c === 32) {
+      const two = { ...pids, chaingate: gatewayTwo.child.pid! };
+      await run("warm-up", "chaingate", gatewayTwo.url, distinct(), c, two);
+      results.push(
+        await run("forwarded, distinct, two upstreams", "chaingate", gatewayTwo.url, distinct(), c, two),
+      );
+    }
   }
   for (const [label, node, gw] of ONLY_CONFIG
     ? []
@@ -381,6 +409,14 @@ const targets = {
     ["forwarded, distinct", "forwarder"],
     32,
     ">= 0.9",
+  ),
+  // Not a #17 target: the cost of hedging's bookkeeping on reads that need no hedge (two names of
+  // one anvil: the second is asked only when the first is slower than its p90).
+  forwarded_two_upstreams_vs_one_32: versus(
+    "forwarded, distinct, two upstreams",
+    ["forwarded, distinct", "chaingate"],
+    32,
+    "",
   ),
   forwarded_vs_forwarder_1: versus("forwarded, distinct", ["forwarded, distinct", "forwarder"], 1, ">= 0.9"),
   forwarded_added_p50_ms_1: {

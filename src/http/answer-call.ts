@@ -17,22 +17,33 @@ export function tooLargeText(id: RequestId, what: string, maxResponseBytes: numb
   );
 }
 
-export async function answerCall(
+export function answerCall(
   dispatcher: RpcDispatcher,
   chain: Chain,
   id: RequestId,
   method: string,
   params: unknown,
   context: CallContext,
-  options: {
-    maxResponseBytes: number;
-    logUnexpected: (error: unknown) => void;
-    /** Holds the answer until it is written (and says when it may not); else only the size cap applies. */
-    account?: AnswerAccount;
-  },
+  options: AnswerOptions,
+): Promise<string> {
+  return answerOf(id, dispatcher.call(chain, method, params, context), options);
+}
+
+export interface AnswerOptions {
+  maxResponseBytes: number;
+  logUnexpected: (error: unknown) => void;
+  /** Holds the answer until it is written (and says when it may not); else only the size cap applies. */
+  account?: AnswerAccount;
+}
+
+/** A call's outcome (already asked) as envelope text, result or error, within the answer size cap: never rejects. */
+export async function answerOf(
+  id: RequestId,
+  outcome: Promise<unknown>,
+  options: AnswerOptions,
 ): Promise<string> {
   try {
-    const text = resultText(id, await dispatcher.call(chain, method, params, context));
+    const text = resultText(id, await outcome);
     if (options.account !== undefined) {
       const refusal = options.account.take(text.length);
       return refusal === undefined ? text : errorText(id, refusal);

@@ -12,8 +12,9 @@ import { readNativeRequest, readRpcRequest, resultAnswer } from "../rpc/envelope
 import { serveInSpan } from "../tracing/request-span.js";
 import { tracingOn } from "../tracing/spans.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
+import { JsonText } from "../upstream/json-text.js";
 import { bearerKey, type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
-import { answerCall } from "./answer-call.js";
+import { answerCall, answerOf } from "./answer-call.js";
 import { type BrowserGuardOptions, hostAllowed } from "./browser-guard.js";
 import { parseJsonText } from "./json-body.js";
 import { JSON_TYPE } from "./jsonrpc-context.js";
@@ -175,23 +176,41 @@ export class ReadFastPath {
     const { tenant, chain } = admitted;
     if (!takeToken(limiters, tenant, request.socket.remoteAddress, "read").ok) return false;
     const id = call.id;
-    const cached = dispatcher.cachedAnswer(chain, call.method, call.params);
-    const hit = cached === undefined ? undefined : resultAnswer(id, cached);
-    if (hit !== undefined && hit.byteLength <= maxResponseBytes) {
-      this.write(request, response, call.method, tenant, hit.text, started, hit.byteLength);
-      return true;
-    }
+    const caller = tenant?.keyId ?? `ip:${request.socket.remoteAddress}`;
     // A Native path's miss goes its route's way (its schema's refusals, its answer to a node error).
+    let read =
+      admitted.native === undefined
+        ? dispatcher.plainRead(chain, call.method, call.params, caller)
+        : dispatcher.cachedAnswer(chain, call.method, call.params);
+    if (read instanceof JsonText) {
+      const hit = resultAnswer(id, read);
+      if (hit.byteLength <= maxResponseBytes) {
+        this.write(request, response, call.method, tenant, hit.text, started, hit.byteLength);
+        return true;
+      }
+      // Larger than the cap: refused in the whole way's shape.
+      read = undefined;
+    }
     if (admitted.native !== undefined) return false;
-    const context = {
-      tenant: tenant?.keyId ?? `ip:${request.socket.remoteAddress}`,
-      owner: tenant?.keyId ?? null,
-    };
-    void answerCall(dispatcher, chain, id, call.method, call.params, context, {
+    const options = {
       maxResponseBytes,
-      logUnexpected: (error) =>
+      logUnexpected: (error: unknown) =>
         this.options.logger.error({ err: error }, "unexpected error in JSON-RPC call"),
-    }).then((answer) => this.write(request, response, call.method, tenant, answer, started));
+    };
+    // Not a plain read (or refused): the dispatcher's whole way, which says why.
+    const answered =
+      read === undefined
+        ? answerCall(
+            dispatcher,
+            chain,
+            id,
+            call.method,
+            call.params,
+            { tenant: caller, owner: tenant?.keyId ?? null },
+            options,
+          )
+        : answerOf(id, read, options);
+    void answered.then((answer) => this.write(request, response, call.method, tenant, answer, started));
     return true;
   }
 
@@ -202,13 +221,17 @@ export class ReadFastPath {
     tenant: Tenant | null,
     text: string,
     started: number,
-    byteLength = Buffer.byteLength(text),
+    byteLength?: number,
   ): void {
     // The caller went away while the node answered: nothing to write to.
     if (response.destroyed || response.headersSent) return;
     const given = request.headers["x-request-id"];
     const id = typeof given === "string" && given !== "" ? given : randomUUID();
-    response.writeHead(200, { "content-type": JSON_TYPE, "content-length": byteLength, "x-request-id": id });
+    response.writeHead(200, {
+      "content-type": JSON_TYPE,
+      "content-length": byteLength ?? Buffer.byteLength(text),
+      "x-request-id": id,
+    });
     response.end(text);
     const ms = performance.now() - started;
     const url = request.url === "/" ? "/" : `/${method}`;

@@ -9,7 +9,7 @@ import { extraNamespaceOf } from "../upstream/upstream-pool.js";
 import { BEHAVIOURS, type MethodBehaviour } from "./method-behaviours.js";
 import { type MethodPolicy, methodDenied } from "./method-policy.js";
 import { METHODS, METHODS_BY_NAME } from "./method-table.js";
-import type { JsonText, ResponseCache } from "./response-cache.js";
+import type { JsonText, ResponseCache, Slot } from "./response-cache.js";
 import type { SyncSendLimits } from "./send-raw.js";
 import { compileParams, type ParamsValidator } from "./validate-params.js";
 
@@ -114,27 +114,105 @@ export class RpcDispatcher {
 
   /**
    * The answer the cache holds for a call, without waiting for anything; undefined when the call
-   * must be made (not cached, not cacheable, refused or invalid: `call` says why). An answer given
-   * is counted (cache hit, call metric) as `call` counts it.
+   * must be made (not cached, not a plain read, refused or invalid: `call` says why). An answer
+   * given is counted (cache hit, call metric) as `call` counts it.
    */
   cachedAnswer(chain: Chain, method: string, params: unknown): JsonText | undefined {
+    const hit = this.plainSlot(chain, method, params)?.slot.hit;
+    if (hit !== undefined) this.countHit(method);
+    return hit;
+  }
+
+  /**
+   * A plain node read the cache may hold, answered as `call` answers it with its validation and
+   * cache key worked out once: the cached answer at once, or the node's answer (coalesced with an
+   * identical call in flight, and kept). Undefined when the call is not such a read, or is refused
+   * or invalid: `call` then answers it, with its refusal in the usual shape.
+   */
+  plainRead(
+    chain: Chain,
+    method: string,
+    params: unknown,
+    tenant: string,
+  ): JsonText | Promise<JsonText> | undefined {
+    const read = this.plainSlot(chain, method, params);
+    if (read === undefined) return undefined;
+    if (read.slot.hit !== undefined) {
+      this.countHit(method);
+      return read.slot.hit;
+    }
+    const { behaviour, checked } = read;
+    const answer = this.deps.cache.fill(read.slot, () =>
+      this.fromNode(chain, method, behaviour, checked, tenant),
+    );
+    const onCall = this.deps.onCall;
+    if (!onCall) return answer;
+    return answer.then(
+      (result) => {
+        onCall(method, true);
+        return result;
+      },
+      (error: unknown) => {
+        onCall(method, false);
+        throw error;
+      },
+    );
+  }
+
+  private countHit(method: string): void {
+    this.deps.cache.hits++;
+    this.deps.onCall?.(method, true);
+  }
+
+  /**
+   * A call's row, checked parameters and cache slot when it is a plain read: a node read the cache
+   * may hold, allowed, with valid parameters, no answer of chaingate's own, no consensus asked of
+   * it by the chain's configuration, and no namespace budget to spend.
+   */
+  private plainSlot(
+    chain: Chain,
+    method: string,
+    params: unknown,
+  ): { behaviour: MethodBehaviour; checked: unknown[]; slot: Slot } | undefined {
     const spec = METHODS_BY_NAME.get(method);
     const validate = this.validators.get(method);
     if (!spec || !validate || !this.isCacheableRead(method)) return undefined;
     if (this.deps.policy && !this.deps.policy(method)) return undefined;
     // A read the operator wants agreed by several upstreams is never answered from one's cached answer.
-    if (chain.pool.consensus.methods.has(method)) return undefined;
+    if (chain.pool.consensus.methods.has(method) || extraNamespaceOf(method) !== undefined) return undefined;
+    const behaviour = BEHAVIOURS[method] ?? NONE;
+    if (behaviour.answer) return undefined;
     let checked: unknown[];
     try {
-      checked = validate(params);
+      checked = behaviour.params ? behaviour.params(validate(params)) : validate(params);
     } catch {
       return undefined;
     }
-    const answer = this.deps.cache.peek(chain.chainId, chain.head?.head, spec, checked);
-    if (answer === undefined) return undefined;
-    this.deps.cache.hits++;
-    this.deps.onCall?.(method, true);
-    return answer;
+    return { behaviour, checked, slot: this.deps.cache.slot(chain.chainId, chain.head?.head, spec, checked) };
+  }
+
+  /**
+   * Asks the chain's upstreams (a fair share of the node slots), with the method's rules for a
+   * node that lacks it and for the node's answer. A node's answer chaingate does not rework is
+   * passed on as the node's own JSON text: no parse and no re-serialising of what only the client
+   * reads (and the cache keeps as text).
+   */
+  private async fromNode(
+    chain: Chain,
+    method: string,
+    behaviour: MethodBehaviour,
+    checked: unknown[],
+    tenant: string,
+  ): Promise<unknown> {
+    const call = behaviour.result ? { method, params: checked } : { method, params: checked, asText: true };
+    const gate = this.deps.upstreamGate;
+    let result: unknown;
+    try {
+      result = await (gate ? gate.run(tenant, () => chain.pool.call(call)) : chain.pool.call(call));
+    } catch (error) {
+      result = await whenUnsupported(behaviour, chain, checked, error);
+    }
+    return behaviour.result ? behaviour.result(chain, checked, result) : result;
   }
 
   /**
@@ -192,17 +270,7 @@ export class RpcDispatcher {
         const agreed = await fair(() => consensusRead(chain, { method, params: checked }, consensus, policy));
         return behaviour.result ? behaviour.result(chain, checked, agreed) : agreed;
       }
-      const fetch = async () => {
-        // A node's answer chaingate does not rework is passed on as the node's own JSON text: no
-        // parse and no re-serialising of what only the client reads (and the cache keeps as text).
-        const call = behaviour.result
-          ? { method, params: checked }
-          : { method, params: checked, asText: true };
-        const result = await fair(() => chain.pool.call(call)).catch((error: unknown) =>
-          whenUnsupported(behaviour, chain, checked, error),
-        );
-        return behaviour.result ? behaviour.result(chain, checked, result) : result;
-      };
+      const fetch = () => this.fromNode(chain, method, behaviour, checked, context.tenant);
       if (spec.cache === "none") return await fetch();
       return await this.deps.cache.get(chain.chainId, chain.head?.head, spec, checked, fetch);
     } finally {

@@ -8,6 +8,16 @@ export { JsonText };
 /** A node's answer text that says null ("not found"), whatever its spacing. */
 const NULL_TEXT = /^\s*null\s*$/;
 
+/** A call's place in the cache (see `ResponseCache.slot`). */
+export interface Slot {
+  readonly key: string;
+  readonly lifetime: "forever" | "head" | "never";
+  /** The head the lookup was made at: an answer fetched for it is kept against it. */
+  readonly head: number | undefined;
+  /** The answer valid at that head, when the cache holds one (no hit counted yet). */
+  readonly hit: JsonText | undefined;
+}
+
 interface Entry {
   json: JsonText;
   /** Head the answer was valid for; undefined for answers that never change. */
@@ -87,6 +97,16 @@ export class ResponseCache {
     }
   }
 
+  /**
+   * Where a call's answer is kept, and the answer when one is valid at `head`: the key and the
+   * lifetime are worked out once for a lookup and the fetch that may follow it.
+   */
+  slot(chainId: number, head: number | undefined, spec: MethodSpec, params: readonly unknown[]): Slot {
+    const lifetime = this.lifetime(spec, params, head);
+    const key = `${chainId}|${spec.name}|${JSON.stringify(params)}`;
+    return { key, lifetime, head, hit: lifetime === "never" ? undefined : this.fresh(key, head) };
+  }
+
   /** A stored answer still valid at `head`; undefined otherwise (nothing is fetched, no hit counted). */
   peek(
     chainId: number,
@@ -108,27 +128,37 @@ export class ResponseCache {
   }
 
   /** Answers from the cache, joins an identical call in flight, or runs `fetch` once for all. */
-  async get(
+  get(
     chainId: number,
     head: number | undefined,
     spec: MethodSpec,
     params: readonly unknown[],
     fetch: () => Promise<unknown>,
   ): Promise<JsonText> {
-    const lifetime = this.lifetime(spec, params, head);
-    const key = `${chainId}|${spec.name}|${JSON.stringify(params)}`;
-    if (lifetime !== "never") {
-      const hit = this.fresh(key, head);
-      if (hit) {
-        this.hits++;
-        return hit;
-      }
+    const slot = this.slot(chainId, head, spec, params);
+    if (slot.hit !== undefined) {
+      this.hits++;
+      return Promise.resolve(slot.hit);
     }
+    return this.fill(slot, fetch);
+  }
+
+  /**
+   * The answer for a slot that held none (see `slot`): joins an identical call in flight, or runs
+   * `fetch` once for all and keeps what it answers as long as the slot's lifetime allows.
+   */
+  fill(slot: Slot, fetch: () => Promise<unknown>): Promise<JsonText> {
+    const { key, lifetime, head } = slot;
     const pending = this.inFlight.get(key);
     if (pending) return pending;
     this.misses++;
-    const run = (async () => {
-      const result = await fetch();
+    let fetched: Promise<unknown>;
+    try {
+      fetched = fetch();
+    } catch (error) {
+      fetched = Promise.reject(error);
+    }
+    const run = fetched.then((result) => {
       const json = result instanceof JsonText ? result : new JsonText(JSON.stringify(result ?? null));
       // A null "not found" may become found later (a transaction about to be mined): never kept.
       const found =
@@ -137,14 +167,15 @@ export class ResponseCache {
         this.store(key, { json, head: lifetime === "head" ? head : undefined, used: false });
       }
       return json;
-    })();
-    // Coalescing only: the entry is dropped when the call settles, whatever the outcome.
+    });
+    // Coalescing only: the entry is dropped when the call settles, whatever the outcome (the
+    // caller is handed `run` itself and handles its failure).
     this.inFlight.set(key, run);
-    try {
-      return await run;
-    } finally {
+    const settled = () => {
       this.inFlight.delete(key);
-    }
+    };
+    run.then(settled, settled);
+    return run;
   }
 
   private store(key: string, entry: Entry): void {

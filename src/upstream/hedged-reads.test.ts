@@ -6,6 +6,7 @@ import { upstreamTraitsOf } from "../rpc/method-table.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { waitFor } from "../test-support/token-helpers.js";
 
 /** How long the slow upstream holds an eth_getBalance before it answers. */
 const HOLD_MS = 3_000;
@@ -29,6 +30,7 @@ describe("two upstreams of one chain, the first slow on reads", () => {
   let fastUrl: string;
   let hedging: TestRuntime;
   let plain: TestRuntime;
+  let cancelled = 0;
 
   const configWith = (name: string, hedge: Record<string, unknown>) => {
     const file = join(own.dir, `${name}.json`);
@@ -46,6 +48,10 @@ describe("two upstreams of one chain, the first slow on reads", () => {
     fastUrl = b.url;
     slow = await startRpcProxy(a.url, (method, _id, response, call) => {
       if (method !== "eth_getBalance") return false;
+      // A held read whose caller hung up before it was answered: the hedge's loser, cancelled.
+      response.on("close", () => {
+        if (!response.writableEnded) cancelled++;
+      });
       setTimeout(() => {
         void fetch(a.url, {
           method: "POST",
@@ -104,7 +110,12 @@ describe("two upstreams of one chain, the first slow on reads", () => {
     }
     // Round robin put the slow upstream first at least once: that read was hedged, and the hedge won.
     expect(await metric(hedging, "chaingate_upstream_hedges")).toBeGreaterThan(0);
-    expect(await metric(hedging, "chaingate_upstream_hedge_wins")).toBeGreaterThan(0);
+    const wins = await metric(hedging, "chaingate_upstream_hedge_wins");
+    expect(wins).toBeGreaterThan(0);
+    // Each read the hedge won was cancelled on the slow upstream: its caller hung up, not waited
+    // for the held answer (which would have ended the response, never counted here).
+    await waitFor("the hedges' losers cancelled", async () => (cancelled >= wins ? true : undefined));
+    expect(cancelled).toBe(wins);
   });
 
   it("an upstream hedges beat twice is asked after its peer for the pool's next calls: the next reads need no hedge", async () => {

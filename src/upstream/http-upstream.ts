@@ -10,6 +10,7 @@ import {
   upstreamUnavailable,
 } from "../errors/rpc-errors.js";
 import { inNodeCall, tracingOn } from "../tracing/spans.js";
+import type { CallAbort } from "./call-abort.js";
 import type { TraitsOf } from "./call-traits.js";
 import { envelopeMembers, JsonText } from "./json-text.js";
 
@@ -28,7 +29,7 @@ export interface UpstreamCall {
    */
   asText?: boolean;
   /** Aborts the request (the other half of a hedged read answered first). Never batched. */
-  signal?: AbortSignal;
+  signal?: CallAbort;
 }
 
 interface Waiting {
@@ -92,7 +93,7 @@ export class HttpUpstream {
 
   private readonly authorization: string | undefined;
 
-  private async post(body: string, signal?: AbortSignal): Promise<{ status: number; text: string }> {
+  private async post(body: string, signal?: CallAbort): Promise<{ status: number; text: string }> {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (this.authorization) headers.authorization = this.authorization;
     const response = await this.pool.request({
@@ -144,17 +145,19 @@ export class HttpUpstream {
   private async single({ method, params, asText, signal }: UpstreamCall): Promise<unknown> {
     const id = this.nextId++;
     const body = JSON.stringify({ jsonrpc: "2.0", id, method, params });
-    let text: string;
-    let status: number;
+    let answer: { status: number; text: string };
     try {
-      ({ status, text } = await this.post(body, signal).catch((error: unknown) => {
-        // A read whose kept-alive connection the node closed before answering: once more, on a fresh one.
-        if (!isDropped(error) || this.traits(method).send) throw error;
-        return this.post(body, signal);
-      }));
+      answer = await this.post(body, signal);
     } catch (error) {
-      throw this.transportFault(error);
+      // A read whose kept-alive connection the node closed before answering: once more, on a fresh one.
+      if (!isDropped(error) || this.traits(method).send) throw this.transportFault(error);
+      try {
+        answer = await this.post(body, signal);
+      } catch (again) {
+        throw this.transportFault(again);
+      }
     }
+    const { status, text } = answer;
     this.checkStatus(status);
     return asText
       ? this.resultText(method, status, text)

@@ -27,6 +27,17 @@ it("an envelope's members come back as their own JSON text, whatever the order a
   );
 });
 
+it("members' names are read as JSON.parse reads them, escapes and all; a raw control character in a name is refused (property)", () => {
+  fc.assert(
+    fc.property(fc.dictionary(fc.string({ unit: "binary" }), fc.jsonValue(), { maxKeys: 5 }), (object) => {
+      const members = envelopeMembers(JSON.stringify(object));
+      expect([...members.keys()].sort()).toEqual(Object.keys(JSON.parse(JSON.stringify(object))).sort());
+    }),
+  );
+  expect([...envelopeMembers('{"res\\u0075lt":1}').keys()]).toEqual(["result"]);
+  expect(() => envelopeMembers('{"a\nb":1}')).toThrow(MalformedJson);
+});
+
 it("strings with escaped quotes and backslashes end where JSON says", () => {
   const text = JSON.stringify({ result: ['a"b\\', '\\"', "]}"], id: 1 });
   expect(JSON.parse(envelopeMembers(text).get("result")!.text)).toEqual(['a"b\\', '\\"', "]}"]);

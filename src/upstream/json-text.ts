@@ -97,6 +97,15 @@ export function skipValue(text: string, start: number): { end: number; items: nu
   throw new MalformedJson(i);
 }
 
+/** An escape, or a control character JSON does not allow raw: such a key goes through JSON.parse. */
+function needsDecoding(key: string): boolean {
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c < 32 || c === BACKSLASH) return true;
+  }
+  return false;
+}
+
 /**
  * A JSON-RPC envelope's members, each as its JSON text, read without building the values: the
  * `result` of a 60 MB log answer stays one string. Throws MalformedJson when it is not an object.
@@ -110,12 +119,14 @@ export function envelopeMembers(text: string): Map<string, { text: string; items
   for (;;) {
     if (text.charCodeAt(i) !== QUOTE) throw new MalformedJson(i);
     const keyEnd = skipString(text, i);
-    let key: string;
-    try {
-      key = JSON.parse(text.slice(i, keyEnd)) as string;
-    } catch {
-      throw new MalformedJson(i);
-    }
+    // A key without escapes is its characters (every envelope key a node writes); others are decoded.
+    let key = text.slice(i + 1, keyEnd - 1);
+    if (needsDecoding(key))
+      try {
+        key = JSON.parse(text.slice(i, keyEnd)) as string;
+      } catch {
+        throw new MalformedJson(i);
+      }
     i = skipSpace(text, keyEnd);
     if (text.charCodeAt(i) !== COLON) throw new MalformedJson(i);
     const valueStart = skipSpace(text, i + 1);

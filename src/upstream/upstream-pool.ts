@@ -8,9 +8,11 @@ import {
   UpstreamRateLimited,
   upstreamUnavailable,
 } from "../errors/rpc-errors.js";
+import { CallAbort } from "./call-abort.js";
 import type { TraitsOf } from "./call-traits.js";
 import { HttpUpstream, type UpstreamCall } from "./http-upstream.js";
 import { JsonText } from "./json-text.js";
+import { LatencyWindow } from "./latency-window.js";
 import { checkedResult } from "./node-methods.js";
 
 /**
@@ -46,7 +48,7 @@ interface Member {
   head: number | undefined;
   latencyMs: number | undefined;
   /** The last calls' answer times (ms), newest last: the p90 a hedged read waits for. */
-  latencies: number[];
+  latencies: LatencyWindow;
   /** Times this upstream was asked as the second half of a hedged read, and answered it first. */
   hedges: number;
   hedgeWins: number;
@@ -96,6 +98,9 @@ const OUTPACED_CALLS = 2_048;
 const OUTPACED_RATE = 0.05;
 /** Each new first-asked read weighs this much more than the one before: about the last 64 count. */
 const FIRSTS_DECAY = 63 / 64;
+/** Why the slower half of a hedged read is aborted: one reason for all (its request's failure is not looked at). */
+const LOST_HEDGE = new Error("the other half of a hedged read answered first");
+
 /** No hedge sooner than this: below it a second request only doubles the load. */
 const HEDGE_MIN_MS = 3;
 
@@ -114,12 +119,6 @@ export function blockNumberOf(param: unknown): number | undefined {
 /** The share of a member's recent first-asked reads a hedge beat it on. */
 const lossRate = (m: { firsts: number; firstsLost: number }) =>
   m.firsts === 0 ? 0 : m.firstsLost / m.firsts;
-
-function p90(samples: readonly number[]): number | undefined {
-  if (samples.length < 8) return undefined;
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length * 0.9)];
-}
 
 const COOLDOWN_MS = 2_000;
 /** An upstream this many blocks behind the best one is used only when no in-sync one answers. */
@@ -204,7 +203,7 @@ export class UpstreamPool {
         faults: 0,
         head: undefined,
         latencyMs: undefined,
-        latencies: [],
+        latencies: new LatencyWindow(LATENCY_SAMPLES),
         hedges: 0,
         hedgeWins: 0,
         outpacedUntil: 0,
@@ -477,12 +476,11 @@ export class UpstreamPool {
   private hedgeDelay(member: Member): number | undefined {
     if (this.hedge === false) return undefined;
     if (this.hedge.afterMs !== undefined) return this.hedge.afterMs;
-    return Math.max(HEDGE_MIN_MS, p90(member.latencies) ?? HEDGE_DEFAULT_MS);
+    return Math.max(HEDGE_MIN_MS, member.latencies.percentile(0.9, 8) ?? HEDGE_DEFAULT_MS);
   }
 
   private noteLatency(member: Member, ms: number): void {
-    member.latencies.push(ms);
-    if (member.latencies.length > LATENCY_SAMPLES) member.latencies.shift();
+    member.latencies.add(ms);
   }
 
   /**
@@ -493,7 +491,8 @@ export class UpstreamPool {
    */
   private hedged(call: UpstreamCall, members: Member[], delay: number, at?: number): Promise<unknown> {
     const [first, second, ...rest] = members as [Member, Member, ...Member[]];
-    const aborts = [new AbortController(), new AbortController()];
+    // Each half's abort is made when it is asked: most reads never ask the second.
+    const aborts: (CallAbort | undefined)[] = [undefined, undefined];
     return new Promise((resolve, reject) => {
       let settled = false;
       let secondAsked = false;
@@ -504,11 +503,13 @@ export class UpstreamPool {
       const settle = (i: number) => {
         settled = true;
         clearTimeout(timer);
-        aborts[1 - i]!.abort();
+        aborts[1 - i]?.abort(LOST_HEDGE);
       };
       const attempt = (member: Member, i: number) => {
         const started = performance.now();
-        member.upstream.call({ ...call, signal: aborts[i]!.signal }).then(
+        const abort = new CallAbort();
+        aborts[i] = abort;
+        member.upstream.call({ ...call, signal: abort }).then(
           (result) => {
             if (settled) return;
             settle(i);
