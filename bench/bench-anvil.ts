@@ -86,7 +86,7 @@ function startFlags(): string[] {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
     scripts: { start: string };
   };
-  return /^node\s+(.*?)\s*dist\/main\.js$/.exec(pkg.scripts.start)?.[1]?.split(/\s+/) ?? [];
+  return /^(?:exec\s+)?node\s+(.*?)\s*dist\/main\.js$/.exec(pkg.scripts.start)?.[1]?.split(/\s+/) ?? [];
 }
 
 /**
