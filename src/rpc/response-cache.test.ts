@@ -115,22 +115,22 @@ describe("response cache rules", () => {
     await put(1);
     await put(2);
     await put(3);
-    expect(cache.peek(1, 1, block, hash(1))).toBeDefined();
+    expect(cache.slot(1, 1, block, hash(1)).hit).toBeDefined();
     await put(4);
     // 2 was the oldest not read since: gone; 1 was read, so spared.
-    expect(cache.peek(1, 1, block, hash(2))).toBeUndefined();
-    expect(cache.peek(1, 1, block, hash(1))?.text.startsWith('"1')).toBe(true);
-    expect(cache.peek(1, 1, block, hash(3))).toBeDefined();
-    expect(cache.peek(1, 1, block, hash(4))).toBeDefined();
+    expect(cache.slot(1, 1, block, hash(2)).hit).toBeUndefined();
+    expect(cache.slot(1, 1, block, hash(1)).hit?.text.startsWith('"1')).toBe(true);
+    expect(cache.slot(1, 1, block, hash(3)).hit).toBeDefined();
+    expect(cache.slot(1, 1, block, hash(4)).hit).toBeDefined();
     // Now 3, 4 and 1 (spared, so moved last) were all read: the next store passes over each once,
     // never over the answer it stores, and evicts the oldest of them on the second pass.
     await put(5);
     expect(cache.size).toBe(3);
-    expect(cache.peek(1, 1, block, hash(3))).toBeUndefined();
-    for (const i of [1, 4, 5]) expect(cache.peek(1, 1, block, hash(i))).toBeDefined();
+    expect(cache.slot(1, 1, block, hash(3)).hit).toBeUndefined();
+    for (const i of [1, 4, 5]) expect(cache.slot(1, 1, block, hash(i)).hit).toBeDefined();
     // An answer larger than the whole budget is not kept, and evicts nothing.
     await cache.get(1, 1, block, hash(6), async () => "y".repeat(2_600));
-    expect(cache.peek(1, 1, block, hash(6))).toBeUndefined();
+    expect(cache.slot(1, 1, block, hash(6)).hit).toBeUndefined();
     expect(cache.size).toBe(3);
   });
 });

@@ -98,24 +98,14 @@ export class ResponseCache {
   }
 
   /**
-   * Where a call's answer is kept, and the answer when one is valid at `head`: the key and the
-   * lifetime are worked out once for a lookup and the fetch that may follow it.
+   * Where a call's answer is kept, and the answer when one is valid at `head` (nothing is fetched,
+   * no hit counted): the key and the lifetime are worked out once for a lookup and the fetch that
+   * may follow it.
    */
   slot(chainId: number, head: number | undefined, spec: MethodSpec, params: readonly unknown[]): Slot {
     const lifetime = this.lifetime(spec, params, head);
     const key = `${chainId}|${spec.name}|${JSON.stringify(params)}`;
     return { key, lifetime, head, hit: lifetime === "never" ? undefined : this.fresh(key, head) };
-  }
-
-  /** A stored answer still valid at `head`; undefined otherwise (nothing is fetched, no hit counted). */
-  peek(
-    chainId: number,
-    head: number | undefined,
-    spec: MethodSpec,
-    params: readonly unknown[],
-  ): JsonText | undefined {
-    if (this.lifetime(spec, params, head) === "never") return undefined;
-    return this.fresh(`${chainId}|${spec.name}|${JSON.stringify(params)}`, head);
   }
 
   private fresh(key: string, head: number | undefined): JsonText | undefined {

@@ -47,7 +47,7 @@ interface Member {
   /** The block number this upstream last reported; undefined until its first head read. */
   head: number | undefined;
   latencyMs: number | undefined;
-  /** The last calls' answer times (ms), newest last: the p90 a hedged read waits for. */
+  /** The last calls' answer times (ms): the p90 a hedged read waits for. */
   latencies: LatencyWindow;
   /** Times this upstream was asked as the second half of a hedged read, and answered it first. */
   hedges: number;
@@ -100,7 +100,6 @@ const OUTPACED_RATE = 0.05;
 const FIRSTS_DECAY = 63 / 64;
 /** Why the slower half of a hedged read is aborted: one reason for all (its request's failure is not looked at). */
 const LOST_HEDGE = new Error("the other half of a hedged read answered first");
-
 /** No hedge sooner than this: below it a second request only doubles the load. */
 const HEDGE_MIN_MS = 3;
 
