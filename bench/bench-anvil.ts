@@ -100,6 +100,8 @@ export function startGatewayProcess(
   started: ChildProcess[] = [],
   /** Environment over the bench's own (`{ CHAINGATE_LOG_REQUESTS: "true" }`: the default configuration). */
   env: Record<string, string> = {},
+  /** The build to run: this checkout's by default, another's `dist/main.js` to compare two builds. */
+  main = new URL("../dist/main.js", import.meta.url).pathname,
 ): Promise<{ child: ChildProcess; url: string }> {
   // Node's flags as `npm start` gives them (the memory bounds), then BENCH_GATEWAY_NODE_ARGS: extra
   // flags for chaingate only (e.g. "--cpu-prof" to profile it).
@@ -114,7 +116,7 @@ export function startGatewayProcess(
     config,
     JSON.stringify({ chains: [{ chainId: 1001, upstreams: [{ url: upstream }], finality: 1 }] }),
   );
-  const child = spawn(process.execPath, [...nodeArgs, new URL("../dist/main.js", import.meta.url).pathname], {
+  const child = spawn(process.execPath, [...nodeArgs, main], {
     env: {
       ...process.env,
       PORT: "0",

@@ -16,7 +16,11 @@
  * Run: npm run bench:transactions
  *   BENCH_TX_COUNT (per round, 1000), BENCH_CONCURRENCY (32; 1 for latency), BENCH_ROUNDS (4),
  *   BENCH_ADDRESSES (1; 16 spreads the load over 16 addresses on both sides), DATABASE_URL,
- *   BENCH_ONLY=chaingate (chaingate rounds only, for profiling with BENCH_GATEWAY_NODE_ARGS).
+ *   BENCH_ONLY=chaingate (chaingate rounds only, for profiling with BENCH_GATEWAY_NODE_ARGS),
+ *   BENCH_WARMUP (uncounted rounds of each side first, 2),
+ *   BENCH_VERSUS=<another checkout's dist/main.js>: B is that build's POST /transaction instead of
+ *   sign-then-send (two builds side by side in one run; on PostgreSQL BENCH_VERSUS_DATABASE_URL,
+ *   a second fresh database, is its store).
  * Writes bench/results/transactions-<timestamp>.json.
  */
 import type { ChildProcess } from "node:child_process";
@@ -35,11 +39,18 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const ADDRESSES = Number(process.env.BENCH_ADDRESSES ?? 1);
 const ONLY = process.env.BENCH_ONLY;
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const TO = "0x70997970C51812DC3A010C7901B1FCcCCc3F7Aa2".toLowerCase() as Hex;
 const BLOCK_TIME = Number(process.env.BENCH_BLOCK_TIME ?? 1);
 /** How long a round may wait for its transactions to be mined before it is reported as not mined. */
 const MINED_DEADLINE_MS = 90_000;
 const DATABASE_URL = process.env.DATABASE_URL;
+const VERSUS = process.env.BENCH_VERSUS;
+const VERSUS_DATABASE_URL = process.env.BENCH_VERSUS_DATABASE_URL;
+if (VERSUS !== undefined && DATABASE_URL !== undefined && VERSUS_DATABASE_URL === undefined)
+  throw new Error("BENCH_VERSUS on PostgreSQL needs BENCH_VERSUS_DATABASE_URL (a second fresh database)");
+/** What B is, in the results' keys. */
+const B = VERSUS === undefined ? "sign_then_send" : "other_build";
 
 const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-tx-"));
 const started: ChildProcess[] = [];
@@ -50,7 +61,25 @@ process.env.CHAINGATE_RATE_SIGN = "0";
 const gatewayProcess = await startGatewayProcess(plain.url, join(dir, "data"), started, {
   CHAINGATE_LOG_REQUESTS: "true",
 });
-const pids = { chaingate: gatewayProcess.child.pid!, anvil: plain.child.pid! };
+// Two builds compared: the other one in its own process, on its own store.
+const otherProcess =
+  VERSUS === undefined
+    ? undefined
+    : await startGatewayProcess(
+        plain.url,
+        join(dir, "data-other"),
+        started,
+        {
+          CHAINGATE_LOG_REQUESTS: "true",
+          ...(VERSUS_DATABASE_URL === undefined ? {} : { DATABASE_URL: VERSUS_DATABASE_URL }),
+        },
+        VERSUS,
+      );
+const pids = {
+  chaingate: gatewayProcess.child.pid!,
+  anvil: plain.child.pid!,
+  other: otherProcess?.child.pid,
+};
 
 /** CPU seconds a process has used (user + system), from /proc: the processes share the two cores. */
 function processCpuSeconds(pid: number): number {
@@ -92,6 +121,10 @@ const spread = (xs: number[]) => ({
 
 const anvil = new Pool(new URL(plain.url).origin, { connections: CONCURRENCY + 2 });
 const gateway = new Pool(new URL(gatewayProcess.url).origin, { connections: CONCURRENCY + 2 });
+const other =
+  otherProcess === undefined
+    ? undefined
+    : new Pool(new URL(otherProcess.url).origin, { connections: CONCURRENCY + 2 });
 
 async function post(pool: Pool, path: string, body: unknown): Promise<{ status: number; text: string }> {
   const response = await pool.request({
@@ -112,8 +145,8 @@ async function minedCount(addresses: string[]): Promise<number> {
   return counts.reduce<number>((sum, c) => sum + Number(BigInt(c as string)), 0);
 }
 /** chaingate's records in `confirmed`, from its own gauge (all rounds so far). */
-async function confirmedRecords(): Promise<number> {
-  const response = await gateway.request({ path: "/metrics", method: "GET" });
+async function confirmedRecords(pool: Pool): Promise<number> {
+  const response = await pool.request({ path: "/metrics", method: "GET" });
   const line = /^chaingate_transactions\{state="confirmed"\} (\d+)/m.exec(await response.body.text());
   return line ? Number(line[1]) : 0;
 }
@@ -130,6 +163,8 @@ interface Round {
   gatewayCpuMs: number;
   backendsBurstCpuMs: number;
   anvilCpuMs: number;
+  /** The node's CPU per transaction while the requests ran. */
+  anvilBurstCpuMs: number;
   clientCpuMs: number;
 }
 
@@ -141,6 +176,8 @@ async function drive(
   addresses: string[],
   one: (i: number) => Promise<void>,
   settled = async () => true,
+  /** The chaingate process whose CPU is read (B's when two builds are compared). */
+  gatewayPid = pids.chaingate,
 ): Promise<Round> {
   const latencies: number[] = [];
   const before = await minedCount(addresses);
@@ -148,7 +185,7 @@ async function drive(
   const start = performance.now();
   const client = process.cpuUsage();
   const anvilCpu = processCpuSeconds(pids.anvil);
-  const gatewayCpu = processCpuSeconds(pids.chaingate);
+  const gatewayCpu = processCpuSeconds(gatewayPid);
   const backends = backendsCpu();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -162,7 +199,8 @@ async function drive(
   );
   const seconds = (performance.now() - start) / 1000;
   const used = process.cpuUsage(client);
-  const gatewayBurst = processCpuSeconds(pids.chaingate) - gatewayCpu;
+  const gatewayBurst = processCpuSeconds(gatewayPid) - gatewayCpu;
+  const anvilBurst = processCpuSeconds(pids.anvil) - anvilCpu;
   const backendsBurst = backendsCpu() - backends;
   const deadline = performance.now() + MINED_DEADLINE_MS;
   let mined = (await minedCount(addresses)) - before;
@@ -182,9 +220,10 @@ async function drive(
     p99: percentile(latencies, 99),
     allMined: mined >= COUNT && done,
     gatewayBurstCpuMs: perTx(gatewayBurst),
-    gatewayCpuMs: perTx(processCpuSeconds(pids.chaingate) - gatewayCpu),
+    gatewayCpuMs: perTx(processCpuSeconds(gatewayPid) - gatewayCpu),
     backendsBurstCpuMs: perTx(backendsBurst),
     anvilCpuMs: perTx(processCpuSeconds(pids.anvil) - anvilCpu),
+    anvilBurstCpuMs: perTx(anvilBurst),
     clientCpuMs: (used.user + used.system) / 1000 / COUNT,
   };
 }
@@ -224,10 +263,14 @@ async function signThenSendRound(): Promise<Round> {
   );
 }
 
-let gatewayTransactions = 0;
-/** A: POST /transaction from a custody wallet with ADDRESSES addresses (made before the clock starts). */
-async function chaingateRound(): Promise<Round> {
-  const { text } = await post(gateway, "/wallet", {
+/** Transactions each chaingate has been sent so far: a round ends when its gauge counts them confirmed. */
+const sentTo = new Map<Pool, number>();
+/**
+ * A: POST /transaction from a custody wallet with ADDRESSES addresses (made before the clock starts),
+ * to this build's chaingate or (B, comparing builds) the other's.
+ */
+async function chaingateRound(pool = gateway, pid = pids.chaingate): Promise<Round> {
+  const { text } = await post(pool, "/wallet", {
     type: "KEYSTORE_V3",
     password: "bench",
     address_quantity: ADDRESSES,
@@ -236,12 +279,12 @@ async function chaingateRound(): Promise<Round> {
   const walletId = records[0]!.id;
   // chaingate in front of a plain node has no devnet funder: fund through the node.
   await Promise.all(records.map((r) => fund(r.address)));
-  gatewayTransactions += COUNT;
-  const expected = gatewayTransactions;
+  const expected = (sentTo.get(pool) ?? 0) + COUNT;
+  sentTo.set(pool, expected);
   return drive(
     records.map((r) => r.address),
     async (i) => {
-      const { status, text: answer } = await post(gateway, "/transaction", {
+      const { status, text: answer } = await post(pool, "/transaction", {
         wallet_id: walletId,
         password: "bench",
         index: i % ADDRESSES,
@@ -249,11 +292,23 @@ async function chaingateRound(): Promise<Round> {
       });
       if (status !== 200) throw new Error(`POST /transaction failed: ${answer}`);
     },
-    async () => (await confirmedRecords()) >= expected,
+    async () => (await confirmedRecords(pool)) >= expected,
+    pid,
   );
 }
 
+/** B: sign-then-send, or the other build's chaingate. */
+const roundB = () =>
+  other === undefined || pids.other === undefined ? signThenSendRound() : chaingateRound(other, pids.other);
+
 try {
+  // Warm-up rounds, not counted: V8 optimises the hot code over the first few thousand transactions
+  // (CPU per transaction fell from 1.4 ms in the first round to 0.6-0.7 ms from the third on), and a
+  // service runs warm. Each side gets its own.
+  for (let w = 0; w < WARMUP; w++) {
+    await chaingateRound();
+    if (ONLY !== "chaingate") await roundB();
+  }
   const a: Round[] = [];
   const b: Round[] = [];
   for (let r = 0; r < ROUNDS; r++) {
@@ -261,9 +316,9 @@ try {
     if (ONLY === "chaingate") a.push(await chaingateRound());
     else if (r % 2 === 0) {
       a.push(await chaingateRound());
-      b.push(await signThenSendRound());
+      b.push(await roundB());
     } else {
-      b.push(await signThenSendRound());
+      b.push(await roundB());
       a.push(await chaingateRound());
     }
   }
@@ -289,29 +344,39 @@ try {
       commit: execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim(),
       store: DATABASE_URL ? "postgres" : "sqlite",
       node: BLOCK_TIME > 0 ? `anvil --block-time ${BLOCK_TIME}` : "anvil, automine",
+      /** B: sign-then-send, or another build's POST /transaction (BENCH_VERSUS). */
+      versus: VERSUS ?? "sign-then-send",
       transactions_per_round: COUNT,
       concurrency: CONCURRENCY,
       addresses: ADDRESSES,
       rounds: ROUNDS,
-      /** A / B per round: POST /transaction's rate over sign-then-send's. */
-      ratio_rate_vs_sign_then_send: spread(a.map((x, i) => x.rps / b[i]!.rps)),
-      /** A / B per round: POST /transaction's p50 latency over sign-then-send's. */
-      ratio_p50_vs_sign_then_send: spread(a.map((x, i) => x.p50 / b[i]!.p50)),
+      warmup_rounds: WARMUP,
+      /** A / B per round: POST /transaction's rate over B's. */
+      [`ratio_rate_vs_${B}`]: spread(a.map((x, i) => x.rps / b[i]!.rps)),
+      /** A / B per round: POST /transaction's p50 latency over B's. */
+      [`ratio_p50_vs_${B}`]: spread(a.map((x, i) => x.p50 / b[i]!.p50)),
       chaingate_tx_per_s: spread(a.map((x) => x.rps)),
-      sign_then_send_tx_per_s: spread(b.map((x) => x.rps)),
+      [`${B}_tx_per_s`]: spread(b.map((x) => x.rps)),
       chaingate_p50_ms: spread(a.map((x) => x.p50)),
-      sign_then_send_p50_ms: spread(b.map((x) => x.p50)),
+      [`${B}_p50_ms`]: spread(b.map((x) => x.p50)),
       chaingate_p99_ms: spread(a.map((x) => x.p99)),
       chaingate_cpu_ms_per_tx_during_requests: spread(a.map((x) => x.gatewayBurstCpuMs)),
       chaingate_cpu_ms_per_tx_until_confirmed: spread(a.map((x) => x.gatewayCpuMs)),
+      ...(VERSUS === undefined
+        ? {}
+        : { other_build_cpu_ms_per_tx_during_requests: spread(b.map((x) => x.gatewayBurstCpuMs)) }),
       postgres_backends_cpu_ms_per_tx: DATABASE_URL ? spread(a.map((x) => x.backendsBurstCpuMs)) : null,
       anvil_cpu_ms_per_tx: {
         chaingate: spread(a.map((x) => x.anvilCpuMs)),
-        sign_then_send: spread(b.map((x) => x.anvilCpuMs)),
+        [B]: spread(b.map((x) => x.anvilCpuMs)),
+      },
+      anvil_cpu_ms_per_tx_during_requests: {
+        chaingate: spread(a.map((x) => x.anvilBurstCpuMs)),
+        [B]: spread(b.map((x) => x.anvilBurstCpuMs)),
       },
       client_cpu_ms_per_tx: {
         chaingate: spread(a.map((x) => x.clientCpuMs)),
-        sign_then_send: spread(b.map((x) => x.clientCpuMs)),
+        [B]: spread(b.map((x) => x.clientCpuMs)),
       },
       all_mined: [...a, ...b].every((x) => x.allMined),
     };
@@ -327,6 +392,7 @@ try {
 } finally {
   await anvil.close();
   await gateway.close();
+  await other?.close();
   await Promise.all(
     started.map(
       (child) =>

@@ -24,6 +24,7 @@ import { AnswerBudget } from "./http/answer-budget.js";
 import { useBrowserGuard } from "./http/browser-guard.js";
 import { consoleRoutes } from "./http/console-routes.js";
 import { custodyRoutes } from "./http/custody-routes.js";
+import { FastPaths, serverWithFastPaths } from "./http/fast-path-server.js";
 import { healthRoutes } from "./http/health-routes.js";
 import { laneRoutes } from "./http/lane-routes.js";
 import { type EmbeddedStatus, networkRoutes } from "./http/network-routes.js";
@@ -31,8 +32,9 @@ import { registerOpenApi } from "./http/openapi.js";
 import { operationRoutes } from "./http/operation-routes.js";
 import { policyRoutes } from "./http/policy-routes.js";
 import { fromFastifyError, notFoundProblem, problemOf } from "./http/problem.js";
-import { ReadFastPath, serverWithFastPath } from "./http/read-fast-path.js";
+import { ReadFastPath } from "./http/read-fast-path.js";
 import { rpcRoutes } from "./http/rpc-routes.js";
+import { TransactionFastPath } from "./http/transaction-fast-path.js";
 import { transactionRoutes } from "./http/transaction-routes.js";
 import { formatValidationErrors } from "./http/validation-errors.js";
 import { walletRoutes } from "./http/wallet-routes.js";
@@ -111,7 +113,7 @@ const METHOD_NAMES = METHODS.map((m) => m.name);
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   // Made once the dispatcher exists.
-  let fastPath: ReadFastPath | undefined;
+  let fastPath: FastPaths | undefined;
   // One line per request, on the fast path too, written in batches (decision 102).
   const accessLog = config.logRequests ? AccessLog.of(deps.logger) : undefined;
   const inFlight = new RequestsInFlight(config.limits.concurrentPerKey, deps.share);
@@ -133,18 +135,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     fastPath = undefined;
     done();
   });
-  fastPath = new ReadFastPath({
+  const admission = {
     keys: deps.keys,
     limiters: deps.limiters,
     inFlight,
     guard: { listenHost: config.host, vhosts: config.vhosts, allowedOrigins: config.allowedOrigins },
-    chains: deps.chains,
-    dispatcher,
     metrics: deps.metrics,
-    maxResponseBytes: config.limits.responseBytes,
     logger: deps.logger,
     accessLog,
-  });
+  };
+  fastPath = new FastPaths(
+    new ReadFastPath({
+      ...admission,
+      chains: deps.chains,
+      dispatcher,
+      maxResponseBytes: config.limits.responseBytes,
+    }),
+    new TransactionFastPath({ ...admission, transactions: deps.transactions, bodyLimit: config.bodyLimit }),
+  );
   metricsRoute(app, deps.metrics);
   await registerRoutes(app, deps, dispatcher);
   return app;
@@ -154,10 +162,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 function createFastify(
   config: Config,
   logger: Logger,
-  fastPath: () => ReadFastPath | undefined,
+  fastPath: () => FastPaths | undefined,
 ): FastifyInstance {
   return Fastify({
-    serverFactory: serverWithFastPath(fastPath),
+    serverFactory: serverWithFastPaths(fastPath),
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
     requestIdHeader: "x-request-id",

@@ -1,23 +1,22 @@
 /** Answers single JSON-RPC node reads on `POST /` (and cache hits on Native paths) straight from Node's HTTP server, before Fastify's per-request pipeline. */
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { Readable } from "node:stream";
-import type { FastifyServerFactory } from "fastify";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { KeyRing, Tenant } from "../auth/key-ring.js";
 import type { AccessLog } from "../logging/access-log.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
 import { readNativeRequest, readRpcRequest, resultAnswer } from "../rpc/envelope.js";
-import { serveInSpan } from "../tracing/request-span.js";
 import { tracingOn } from "../tracing/spans.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { JsonText } from "../upstream/json-text.js";
-import { bearerKey, type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
+import { type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
 import { answerCall, answerOf } from "./answer-call.js";
-import { type BrowserGuardOptions, hostAllowed } from "./browser-guard.js";
+import type { BrowserGuardOptions } from "./browser-guard.js";
+import { admitCaller } from "./fast-admission.js";
 import { parseJsonText } from "./json-body.js";
 import { JSON_TYPE } from "./jsonrpc-context.js";
+import { handOn, readBody } from "./read-ahead.js";
 
 export interface FastPathOptions {
   keys: KeyRing;
@@ -51,22 +50,14 @@ function nativeShaped(body: unknown): boolean {
   return true;
 }
 
+/** The request's Idempotency-Key, as the JSON-RPC route reads it (a send made twice answers once). */
+function idempotencyKeyOf(request: IncomingMessage): string | undefined {
+  const header = request.headers["idempotency-key"];
+  return typeof header === "string" ? header : undefined;
+}
+
 /** Larger bodies go the whole way: a call the cache can answer is a few hundred bytes. */
 const MAX_BODY_BYTES = 8 * 1024;
-
-/** Bodies the fast path read and then handed on: the JSON-RPC route parses them instead of the spent stream. */
-const readAhead = new WeakMap<IncomingMessage, Buffer>();
-
-/**
- * The body stream the JSON-RPC route parses: the one the fast path already read, when it did
- * (a Fastify `preParsing` hook).
- */
-export function bodyStream<T extends Readable>(request: IncomingMessage, payload: T): T | Readable {
-  const body = readAhead.get(request);
-  if (body === undefined) return payload;
-  readAhead.delete(request);
-  return Readable.from([body], { objectMode: false });
-}
 
 /**
  * A cache hit costs little of its own (a lookup and a string), but through Fastify it paid about
@@ -93,58 +84,31 @@ export class ReadFastPath {
       return;
     }
     const started = performance.now();
-    const chunks: Buffer[] = [];
-    let length = 0;
-    request.on("data", (chunk: Buffer) => {
-      chunks.push(chunk);
-      length += chunk.length;
-    });
-    // The client went away mid-body: its slot is given back when the response closes.
-    request.on("error", () => {});
-    request.once("end", () => {
-      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
+    readBody(request, (body) => {
       if (this.answer(request, response, body, admitted, started)) return;
       admitted.release();
-      readAhead.set(request, body);
+      handOn(request, body);
       next(request, response);
     });
   }
 
   /** The caller and the chain when the headers allow the fast path; undefined hands the request on untouched. */
   private admit(request: IncomingMessage, response: ServerResponse): Admitted | undefined {
-    const { keys, guard, chains, inFlight, dispatcher } = this.options;
-    const headers = request.headers;
+    const { chains, dispatcher } = this.options;
     if (request.method !== "POST" || request.url === undefined) return undefined;
     // `POST /`, or a Native path of a read the cache may hold (no query string: the chain by header).
     const native = request.url === "/" ? undefined : request.url.slice(1);
     if (native !== undefined && !dispatcher.isCacheableRead(native)) return undefined;
-    // Browsers (CORS answers), upgrades and chunked bodies take the full path.
-    if (
-      headers.origin !== undefined ||
-      headers.upgrade !== undefined ||
-      headers["transfer-encoding"] !== undefined ||
-      // A consensus read asks several upstreams: never a cached answer.
-      headers["chaingate-consensus"] !== undefined
-    )
-      return undefined;
-    const size = Number(headers["content-length"]);
-    if (!(size > 0 && size <= MAX_BODY_BYTES)) return undefined;
-    let tenant: Tenant | null = null;
-    if (keys.enabledNow) {
-      const key = bearerKey(request);
-      const known = key === undefined ? undefined : keys.known(key);
-      if (known === undefined) return undefined;
-      tenant = known;
-    } else if (!hostAllowed(headers.host, guard)) return undefined;
-    let chain: Chain;
+    // A consensus read asks several upstreams: never a cached answer.
+    if (request.headers["chaingate-consensus"] !== undefined) return undefined;
+    const caller = admitCaller(request, response, this.options, MAX_BODY_BYTES);
+    if (caller === undefined) return undefined;
     try {
-      chain = chains.select(undefined, headers["x-chain-id"]);
+      return { ...caller, chain: chains.select(undefined, request.headers["x-chain-id"]), native };
     } catch {
+      caller.release();
       return undefined;
     }
-    if (tenant === null) return { tenant, chain, native, release: () => {} };
-    const release = inFlight.enter(tenant.keyId, response);
-    return release === undefined ? undefined : { tenant, chain, native, release };
   }
 
   /**
@@ -171,15 +135,19 @@ export class ReadFastPath {
     } catch {
       return false;
     }
+    // eth_sendTransaction on `POST /` (tracing off: its spans are named by the full path's route):
+    // custody signs, records and sends it the dispatcher's whole way, without the framework's.
+    const sends = call.method === "eth_sendTransaction" && admitted.native === undefined && !tracingOn();
     // A notification answers 204 on the full path.
-    if (call.id === undefined || !dispatcher.isCacheableRead(call.method)) return false;
+    if (call.id === undefined || !(sends || dispatcher.isCacheableRead(call.method))) return false;
     const { tenant, chain } = admitted;
     if (!takeToken(limiters, tenant, request.socket.remoteAddress, "read").ok) return false;
     const id = call.id;
     const caller = tenant?.keyId ?? `ip:${request.socket.remoteAddress}`;
     // A Native path's miss goes its route's way (its schema's refusals, its answer to a node error).
-    let read =
-      admitted.native === undefined
+    let read = sends
+      ? undefined
+      : admitted.native === undefined
         ? dispatcher.plainRead(chain, call.method, call.params, caller)
         : dispatcher.cachedAnswer(chain, call.method, call.params);
     if (read instanceof JsonText) {
@@ -206,7 +174,7 @@ export class ReadFastPath {
             id,
             call.method,
             call.params,
-            { tenant: caller, owner: tenant?.keyId ?? null },
+            { tenant: caller, owner: tenant?.keyId ?? null, idempotencyKey: idempotencyKeyOf(request) },
             options,
           )
         : answerOf(id, read, options);
@@ -247,29 +215,4 @@ export class ReadFastPath {
       rpc: method,
     });
   }
-}
-
-/**
- * Fastify's HTTP/1 server with the fast path in front of its handler, set up as Fastify sets up its
- * own (keep-alive, request and connection timeouts). `fastPath` is read per request: it exists once
- * the dispatcher does, after Fastify is made.
- */
-export function serverWithFastPath(fastPath: () => ReadFastPath | undefined): FastifyServerFactory {
-  return (handler, options) => {
-    const serve = (request: IncomingMessage, response: ServerResponse) => {
-      const path = fastPath();
-      if (path === undefined) handler(request, response);
-      else path.serve(request, response, handler);
-    };
-    // No span and no closure a request while tracing is off (the cache hit's path is ~25 µs).
-    const server: Server = createServer(options.http ?? {}, (request, response) => {
-      if (tracingOn()) serveInSpan(request, response, () => serve(request, response));
-      else serve(request, response);
-    });
-    const { keepAliveTimeout, requestTimeout, connectionTimeout } = options as Record<string, unknown>;
-    if (typeof keepAliveTimeout === "number") server.keepAliveTimeout = keepAliveTimeout;
-    if (typeof requestTimeout === "number") server.requestTimeout = requestTimeout;
-    if (typeof connectionTimeout === "number") server.setTimeout(connectionTimeout);
-    return server;
-  };
 }

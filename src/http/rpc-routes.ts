@@ -19,7 +19,7 @@ import { ownerOf, tenantOf } from "./access-control.js";
 import type { AnswerAccount, AnswerBudget } from "./answer-budget.js";
 import { answerCall } from "./answer-call.js";
 import { JSON_TYPE, useJsonRpcEnvelopes } from "./jsonrpc-context.js";
-import { bodyStream } from "./read-fast-path.js";
+import { bodyStream } from "./read-ahead.js";
 
 export interface RpcRoutesOptions {
   chains: ChainRegistry;

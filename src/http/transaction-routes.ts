@@ -6,6 +6,7 @@ import { CreateTransactionBody, TransactionResult } from "../tx/transaction-sche
 import type { TransactionService } from "../tx/transaction-service.js";
 import { ProblemSchema } from "../wallets/wallet-schemas.js";
 import { ownerOf } from "./access-control.js";
+import { bodyStream } from "./read-ahead.js";
 import { useRestBodies } from "./rest-body.js";
 import { useStrictValidation } from "./strict-validation.js";
 
@@ -20,6 +21,8 @@ export const transactionRoutes: FastifyPluginAsync<TransactionRoutesOptions> = a
     rest.post<{ Body: Static<typeof CreateTransactionBody> }>(
       "/transaction",
       {
+        // A body the fast path read before handing the request on (one it does not take, or a refusal).
+        preParsing: (request, _reply, payload, done) => done(null, bodyStream(request.raw, payload)),
         schema: {
           tags: ["Transactions"],
           summary: "Signs a transaction with a custody wallet's key, sends it, and answers its hash",

@@ -27,6 +27,11 @@ export interface RawSignature {
   s: Uint8Array;
   /** Absent (an HSM's r||s): found by recovering against the address. */
   recid?: number;
+  /**
+   * True where the signature was made from the key in this process and already recovered to the
+   * key's public key with `recid` (the signing thread, sign-thread.ts): it is not recovered again.
+   */
+  verified?: boolean;
 }
 
 /** Signs one 32-byte hash with the address's key. */
@@ -133,6 +138,14 @@ export function signatureBytes(
     flip = true;
   }
   const sBytes = flip || raw.s.length !== 32 ? to32(s) : raw.s;
+  if (
+    raw.verified === true &&
+    !flip &&
+    sBytes === raw.s &&
+    raw.recid !== undefined &&
+    key.publicKey !== undefined
+  )
+    return { r: raw.r, s: sBytes, yParity: raw.recid };
   const candidates = raw.recid === undefined ? [0, 1] : [flip ? (raw.recid & 1) ^ 1 : raw.recid & 1];
   for (const recid of candidates)
     if (recovers(hash, raw.r, sBytes, recid, key)) return { r: raw.r, s: sBytes, yParity: recid };

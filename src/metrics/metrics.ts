@@ -62,7 +62,7 @@ export class Metrics {
     });
     this.fastAnswers = new SeriesCounter({
       name: "chaingate_http_fast_path_answers_total",
-      help: "Node reads on POST / answered before the framework's per-request pipeline (request logging off)",
+      help: "Requests answered before the framework's per-request pipeline (node reads on POST / and Native cache hits, POST /transaction)",
       labelNames: [],
       registers,
     }).for({});
@@ -84,10 +84,10 @@ export class Metrics {
     this.history.record(status);
   }
 
-  /** A read answered by the fast path (http/read-fast-path.ts); it also counts as a request. */
-  observeFastAnswer(route: string, seconds: number): void {
+  /** A request answered by a fast path (http/read-fast-path.ts, http/transaction-fast-path.ts); it also counts as a request. */
+  observeFastAnswer(route: string, seconds: number, status = 200): void {
     this.fastAnswers.inc();
-    this.observeRequest(route, "POST", 200, seconds);
+    this.observeRequest(route, "POST", status, seconds);
   }
 
   /** Methods outside the table share one label, so a client cannot grow the series without bound. */

@@ -121,14 +121,19 @@ async function writeTogether(
     for (const [i, item] of list.entries()) nonces.set(item, first + i);
   }
   const now = deps.now();
-  for (const item of items) {
-    const nonce = nonces.get(item)!;
-    const raw = await signOperation(item.op, item.gas, item.fees, nonce, []);
+  // Asked together, so the signing thread gets them as one message (keys/sign-thread.ts); every one
+  // is settled before anything is thrown, so none lands on an item after the batch is taken back.
+  const signed = await Promise.allSettled(
+    items.map((item) => signOperation(item.op, item.gas, item.fees, nonces.get(item)!, [])),
+  );
+  for (const [i, item] of items.entries()) {
+    const outcome = signed[i]!;
+    if (outcome.status === "rejected") throw outcome.reason;
     item.row = queuedRow(item.op, {
       gas: item.gas,
       fees: item.fees,
-      nonce,
-      raw,
+      nonce: nonces.get(item)!,
+      raw: outcome.value,
       authorizations: [],
       replaces: null,
       now,
