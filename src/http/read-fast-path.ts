@@ -1,4 +1,4 @@
-/** Answers single JSON-RPC node reads on `POST /` (and cache hits on Native paths) straight from Node's HTTP server, before Fastify's per-request pipeline. */
+/** Answers single JSON-RPC node reads and `eth_sendTransaction` on `POST /` (and cache hits on Native paths) straight from Node's HTTP server, before Fastify's per-request pipeline. */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
@@ -64,9 +64,10 @@ const MAX_BODY_BYTES = 8 * 1024;
  * 20 µs for the framework's pipeline against 20 µs for the socket write itself (#17); a forwarded
  * read paid the same on top of the node's time. This path answers what it can answer exactly as the
  * full path would: a single call of a node read the cache may hold (from the cache at once, or from
- * the node through the same dispatcher) on `POST /`, from a caller the same checks admit (an API
- * key known without a database read, or without keys a Host the browser guard accepts and no
- * Origin; a place under the key's requests in flight; a read token). Everything else, and anything
+ * the node through the same dispatcher) on `POST /`, or an `eth_sendTransaction` there (decision
+ * 163), from a caller the same checks admit (an API key known without a database read, or without
+ * keys a Host the browser guard accepts and no Origin; a place under the key's requests in flight;
+ * a read token). Everything else, and anything
  * refused, goes to Fastify unchanged, with the body already read, so every refusal keeps its one
  * shape and place. Each answer writes its access-log line as the full path's would, with the method.
  */
