@@ -89,8 +89,9 @@ export async function openStore(
     restore: CompiledQuery.raw("pragma synchronous = FULL"),
     flush: () => flush.flush(),
   };
-  // SQLite has one connection (groups queue on it anyway); PostgreSQL leaves pool room for reads.
-  const group = new GroupCommit(db, location.kind === "sqlite" ? 1 : 4, durability);
+  // One group at a time on either store (decision 166): on PostgreSQL concurrent groups of one
+  // instance mostly queued on each other's nonce rows, where one bigger group commits sooner.
+  const group = new GroupCommit(db, 1, durability);
   let bus: ClusterBus = new LocalBus();
   if (location.kind === "postgres") {
     const shared = new PostgresBus(
