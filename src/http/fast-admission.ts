@@ -1,6 +1,9 @@
-/** Who a fast path may answer: the caller the full path's guards would admit, read off the headers alone, with its place among the key's requests in flight. */
+/** What the fast paths share: who they may answer (the caller the full path's guards would admit, read off the headers alone, with its place among the key's requests in flight), and how an answer is written, counted and logged. */
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { KeyRing, Tenant } from "../auth/key-ring.js";
+import type { AccessLog } from "../logging/access-log.js";
+import type { Metrics } from "../metrics/metrics.js";
 import { bearerKey, type RequestsInFlight } from "./access-control.js";
 import { type BrowserGuardOptions, hostAllowed } from "./browser-guard.js";
 
@@ -45,4 +48,68 @@ export function admitCaller(
   if (tenant === undefined) return undefined;
   const release = options.inFlight.enter(tenant.keyId, response);
   return release === undefined ? undefined : { tenant, release };
+}
+
+/** The request's id: the caller's `X-Request-Id`, as Fastify takes it, or a fresh one. */
+export function requestIdOf(request: IncomingMessage): string {
+  const given = request.headers["x-request-id"];
+  return typeof given === "string" && given !== "" ? given : randomUUID();
+}
+
+/** The request's Idempotency-Key, as the routes read it (a send made twice answers once). */
+export function idempotencyKeyOf(request: IncomingMessage): string | undefined {
+  const header = request.headers["idempotency-key"];
+  return typeof header === "string" ? header : undefined;
+}
+
+/** Where a fast answer is counted and logged, as the full path counts and logs its route's. */
+export interface AnswerRecords {
+  metrics: Metrics;
+  accessLog?: AccessLog | undefined;
+}
+
+/** One fast answer: what is written, and how it is counted and logged. */
+export interface FastAnswer {
+  id: string;
+  /** The route the full path would name (metrics and access log). */
+  url: string;
+  status: number;
+  type: string;
+  text: string;
+  byteLength?: number;
+  started: number;
+  tenant: Tenant | null;
+  /** The JSON-RPC method, for the access log. */
+  rpc?: string;
+}
+
+/**
+ * Writes a fast path's answer with the headers the full path gives (its type, its length, the
+ * request id), then counts and logs it. Nothing is written to a caller who went away meanwhile.
+ */
+export function writeFastAnswer(
+  request: IncomingMessage,
+  response: ServerResponse,
+  records: AnswerRecords,
+  answer: FastAnswer,
+): void {
+  if (response.destroyed || response.headersSent) return;
+  response.writeHead(answer.status, {
+    "content-type": answer.type,
+    "content-length": answer.byteLength ?? Buffer.byteLength(answer.text),
+    "x-request-id": answer.id,
+  });
+  response.end(answer.text);
+  const ms = performance.now() - answer.started;
+  records.metrics.observeFastAnswer(answer.url, ms / 1000, answer.status);
+  records.accessLog?.record({
+    id: answer.id,
+    method: "POST",
+    url: answer.url,
+    status: answer.status,
+    ms,
+    remoteAddress: request.socket.remoteAddress,
+    key: answer.tenant?.keyId,
+    ...(answer.rpc === undefined ? {} : { rpc: answer.rpc }),
+  });
 }

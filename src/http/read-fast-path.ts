@@ -1,5 +1,4 @@
 /** Answers single JSON-RPC node reads and `eth_sendTransaction` on `POST /` (and cache hits on Native paths) straight from Node's HTTP server, before Fastify's per-request pipeline. */
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { KeyRing, Tenant } from "../auth/key-ring.js";
@@ -13,7 +12,7 @@ import { JsonText } from "../upstream/json-text.js";
 import { type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
 import { answerCall, answerOf } from "./answer-call.js";
 import type { BrowserGuardOptions } from "./browser-guard.js";
-import { admitCaller } from "./fast-admission.js";
+import { admitCaller, idempotencyKeyOf, requestIdOf, writeFastAnswer } from "./fast-admission.js";
 import { parseJsonText } from "./json-body.js";
 import { JSON_TYPE } from "./jsonrpc-context.js";
 import { handOn, readBody } from "./read-ahead.js";
@@ -48,12 +47,6 @@ function nativeShaped(body: unknown): boolean {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return false;
   for (const key in body) if (!NATIVE_FIELDS.has(key)) return false;
   return true;
-}
-
-/** The request's Idempotency-Key, as the JSON-RPC route reads it (a send made twice answers once). */
-function idempotencyKeyOf(request: IncomingMessage): string | undefined {
-  const header = request.headers["idempotency-key"];
-  return typeof header === "string" ? header : undefined;
 }
 
 /** Larger bodies go the whole way: a call the cache can answer is a few hundred bytes. */
@@ -192,27 +185,16 @@ export class ReadFastPath {
     started: number,
     byteLength?: number,
   ): void {
-    // The caller went away while the node answered: nothing to write to.
-    if (response.destroyed || response.headersSent) return;
-    const given = request.headers["x-request-id"];
-    const id = typeof given === "string" && given !== "" ? given : randomUUID();
-    response.writeHead(200, {
-      "content-type": JSON_TYPE,
-      "content-length": byteLength ?? Buffer.byteLength(text),
-      "x-request-id": id,
-    });
-    response.end(text);
-    const ms = performance.now() - started;
     const url = request.url === "/" ? "/" : `/${method}`;
-    this.options.metrics.observeFastAnswer(url, ms / 1000);
-    this.options.accessLog?.record({
-      id,
-      method: "POST",
+    writeFastAnswer(request, response, this.options, {
+      id: requestIdOf(request),
       url,
       status: 200,
-      ms,
-      remoteAddress: request.socket.remoteAddress,
-      key: tenant?.keyId,
+      type: JSON_TYPE,
+      text,
+      ...(byteLength === undefined ? {} : { byteLength }),
+      started,
+      tenant,
       rpc: method,
     });
   }

@@ -1,5 +1,4 @@
 /** Answers `POST /transaction` straight from Node's HTTP server, before Fastify's per-request pipeline, with the route's own checks, answers and refusals. */
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Static } from "@sinclair/typebox";
 import type { ValidateFunction } from "ajv";
@@ -10,7 +9,15 @@ import { tracingOn } from "../tracing/spans.js";
 import { CreateTransactionBody } from "../tx/transaction-schemas.js";
 import type { TransactionService } from "../tx/transaction-service.js";
 import { type RateLimiters, takeToken } from "./access-control.js";
-import { type AdmissionOptions, admitCaller, type Caller } from "./fast-admission.js";
+import {
+  type AdmissionOptions,
+  admitCaller,
+  type Caller,
+  idempotencyKeyOf,
+  requestIdOf,
+  writeFastAnswer,
+} from "./fast-admission.js";
+import { parseJsonText } from "./json-body.js";
 import { JSON_TYPE } from "./jsonrpc-context.js";
 import { fromFastifyError, problemOf } from "./problem.js";
 import { handOn, readBody } from "./read-ahead.js";
@@ -102,7 +109,7 @@ export class TransactionFastPath {
     if (POISON.test(text)) return undefined;
     let body: unknown;
     try {
-      body = JSON.parse(text);
+      body = parseJsonText(text);
     } catch {
       return undefined;
     }
@@ -117,57 +124,32 @@ export class TransactionFastPath {
     caller: Caller,
     started: number,
   ): void {
-    const headers = request.headers;
-    const given = headers["x-request-id"];
-    const id = typeof given === "string" && given !== "" ? given : randomUUID();
-    const key = headers["idempotency-key"];
+    const id = requestIdOf(request);
+    // A caller gone while the transaction was sent hears nothing (the transaction is tracked).
+    const answer = (status: number, type: string, text: string) =>
+      writeFastAnswer(request, response, this.options, {
+        id,
+        url: ROUTE,
+        status,
+        type,
+        text,
+        started,
+        tenant: caller.tenant,
+      });
     this.options.transactions
       .send(body, {
-        idempotencyKey: typeof key === "string" ? key : undefined,
-        chainHeader: headers["x-chain-id"],
+        idempotencyKey: idempotencyKeyOf(request),
+        chainHeader: request.headers["x-chain-id"],
         owner: caller.tenant?.keyId ?? null,
       })
       .then(
-        (sent) =>
-          this.write(request, response, caller, id, started, 200, JSON_TYPE, `{"tx_hash":"${sent.tx_hash}"}`),
+        (sent) => answer(200, JSON_TYPE, `{"tx_hash":"${sent.tx_hash}"}`),
         (error: unknown) => {
           const problem = problemOf(fromFastifyError(error, this.options.bodyLimit));
           if (problem.status >= 500) this.options.logger.error({ reqId: id, err: error }, "request failed");
-          const text = JSON.stringify(problem);
-          this.write(request, response, caller, id, started, problem.status, PROBLEM_TYPE, text);
+          answer(problem.status, PROBLEM_TYPE, JSON.stringify(problem));
         },
       );
-  }
-
-  private write(
-    request: IncomingMessage,
-    response: ServerResponse,
-    caller: Caller,
-    id: string,
-    started: number,
-    status: number,
-    type: string,
-    text: string,
-  ): void {
-    // The caller went away while the transaction was sent: nothing to write to (it is tracked).
-    if (response.destroyed || response.headersSent) return;
-    response.writeHead(status, {
-      "content-type": type,
-      "content-length": Buffer.byteLength(text),
-      "x-request-id": id,
-    });
-    response.end(text);
-    const ms = performance.now() - started;
-    this.options.metrics.observeFastAnswer(ROUTE, ms / 1000, status);
-    this.options.accessLog?.record({
-      id,
-      method: "POST",
-      url: ROUTE,
-      status,
-      ms,
-      remoteAddress: request.socket.remoteAddress,
-      key: caller.tenant?.keyId,
-    });
   }
 }
 
