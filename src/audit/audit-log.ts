@@ -2,7 +2,7 @@
 import type { Kysely } from "kysely";
 import { newestFirstPage } from "../store/cursor-page.js";
 import type { Store } from "../store/database.js";
-import { insertRow, insertRows } from "../store/insert-row.js";
+import { type InsertPart, insertRow } from "../store/insert-row.js";
 import { toJsonText } from "../store/json-text.js";
 import { rowId } from "../store/row-id.js";
 import type { AuditDecision, AuditLogTable, Database } from "../store/schema.js";
@@ -65,17 +65,9 @@ export async function appendAudit(db: Kysely<Database>, entry: AuditEntry, now =
   await insertRow(db, "audit_log", auditRow(entry, now));
 }
 
-/** Writes several entries in one statement (a joined record's, see tx/record-together.ts). */
-export async function appendAudits(
-  db: Kysely<Database>,
-  entries: readonly AuditEntry[],
-  now = Date.now(),
-): Promise<void> {
-  await insertRows(
-    db,
-    "audit_log",
-    entries.map((entry) => auditRow(entry, now)),
-  );
+/** The rows of several entries, for the caller to write with its own (a joined record's, see tx/record-together.ts). */
+export function auditRows(entries: readonly AuditEntry[], now = Date.now()): InsertPart<"audit_log"> {
+  return { table: "audit_log", rows: entries.map((entry) => auditRow(entry, now)) };
 }
 
 function auditRow(entry: AuditEntry, now: number): AuditLogTable {

@@ -2,10 +2,10 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Hex } from "viem";
-import { appendAudit, appendAudits } from "../audit/audit-log.js";
+import { appendAudit, auditRows } from "../audit/audit-log.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
-import { insertRow } from "../store/insert-row.js";
+import { type InsertPart, insertRow } from "../store/insert-row.js";
 import { rowId } from "../store/row-id.js";
 import type { Database } from "../store/schema.js";
 import { recordEvent } from "../webhooks/outbox.js";
@@ -235,17 +235,13 @@ export class PolicyGuard {
 
   /**
    * `allowed` for requests that spend nothing any limit counts (a joined record's, see
-   * tx/record-together.ts): their "allowed" entries in one statement.
+   * tx/record-together.ts): their "allowed" entries, for the record to write with its rows.
    */
-  async allowedMany(
-    trx: Kysely<Database>,
-    decisions: readonly { admission: Admission; txId: string; txHash: string }[],
-  ): Promise<void> {
+  allowedRows(decisions: readonly { admission: Admission; txHash: string }[]): InsertPart<"audit_log"> {
     for (const { admission } of decisions)
       if (admission.limits.length > 0)
         throw new Error("a request with a rolling limit is recorded on its own");
-    await appendAudits(
-      trx,
+    return auditRows(
       decisions.map(({ admission, txHash }) => ({
         ...this.entryOf(admission),
         decision: "allowed" as const,

@@ -1,7 +1,8 @@
+import fc from "fast-check";
 import { sql } from "kysely";
 import { expect, it } from "vitest";
 import { describeEachStore, suiteStore } from "../test-support/stores.js";
-import { insertRow, insertRows } from "./insert-row.js";
+import { insertRow, insertRows, insertRowsTogether } from "./insert-row.js";
 
 describeEachStore("insertRow", (target) => {
   const opened = suiteStore(target);
@@ -86,5 +87,57 @@ describeEachStore("insertRow", (target) => {
       ["r20", 20],
       ["r21", 21],
     ]);
+  });
+
+  it("rows of two tables written together (on PostgreSQL by one statement): every row stored with its own values, at any counts", async () => {
+    let chain = 100;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: 0, max: 6 }),
+        async (ledgerRows, instanceRows) => {
+          chain++;
+          const ledgerPart = Array.from({ length: ledgerRows }, (_, i) => ({
+            chain_id: chain,
+            address: `t${i}`,
+            next_nonce: chain * 10 + i,
+          }));
+          const instancePart = Array.from({ length: instanceRows }, (_, i) => ({
+            id: `i${chain}-${i}`,
+            started_at: chain,
+            seen_at: chain * 100 + i,
+          }));
+          await opened.store.db.transaction().execute((trx) =>
+            insertRowsTogether(trx, [
+              { table: "nonce_ledger", rows: ledgerPart },
+              { table: "instances", rows: instancePart },
+            ]),
+          );
+          expect(await ledger(chain)).toEqual(ledgerPart);
+          expect(
+            await opened.store.db
+              .selectFrom("instances")
+              .selectAll()
+              .where("started_at", "=", chain)
+              .orderBy("seen_at")
+              .execute(),
+          ).toEqual(instancePart);
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it("rows written together where one is refused (a duplicate key): nothing of either table is kept", async () => {
+    await insertRow(opened.store.db, "instances", { id: "taken", started_at: 1, seen_at: 1 });
+    await expect(
+      opened.store.db.transaction().execute((trx) =>
+        insertRowsTogether(trx, [
+          { table: "nonce_ledger", rows: [{ chain_id: 12, address: "kept?", next_nonce: 1 }] },
+          { table: "instances", rows: [{ id: "taken", started_at: 2, seen_at: 2 }] },
+        ]),
+      ),
+    ).rejects.toThrow();
+    expect(await ledger(12)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /** Inserts rows of a fixed shape with the SQL Kysely compiled for that shape and count the first time: the hot write path skips building and compiling. */
-import { CompiledQuery, type DialectAdapter, type Insertable, type Kysely } from "kysely";
+import { CompiledQuery, type DialectAdapter, type Insertable, type Kysely, PostgresAdapter } from "kysely";
 import type { Database } from "./schema.js";
 
 /**
@@ -24,18 +24,62 @@ export function insertRow<T extends keyof Database & string>(
   return insertRows(db, table, [row]);
 }
 
-/**
- * Inserts `rows` in one statement: a group's rows of a table written once, not once per request.
- * Rows of one shape (the same columns in the same order) use the SQL kept for that shape and count
- * (a group has at most MAX_GROUP rows, so a table keeps a few dozen at most); rows of mixed shapes
- * are built by Kysely, which fills what a row lacks with its default.
- */
+/** Inserts `rows` in one statement: a group's rows of a table written once, not once per request. */
 export async function insertRows<T extends keyof Database & string>(
   db: Kysely<Database>,
   table: T,
   rows: readonly Insertable<Database[T]>[],
 ): Promise<void> {
   if (rows.length === 0) return;
+  await db.executeQuery(insertOf(db, table, rows).query);
+}
+
+/** Rows of one table, for `insertRowsTogether`. */
+export interface InsertPart<T extends keyof Database & string = keyof Database & string> {
+  table: T;
+  rows: readonly Insertable<Database[T]>[];
+}
+
+/**
+ * Inserts the rows of several tables: on PostgreSQL in one statement (each insert but the last a
+ * data-modifying WITH clause, so a group pays one round trip, not one a table), elsewhere one
+ * statement a table, in order. Either way they are written in the caller's transaction, all or
+ * none.
+ */
+export async function insertRowsTogether(db: Kysely<Database>, parts: readonly InsertPart[]): Promise<void> {
+  const inserts = parts.filter((p) => p.rows.length > 0).map((p) => insertOf(db, p.table, p.rows));
+  const inOneStatement = db.getExecutor().adapter instanceof PostgresAdapter;
+  if (!inOneStatement || inserts.length < 2 || inserts.some((i) => !i.plain)) {
+    for (const insert of inserts) await db.executeQuery(insert.query);
+    return;
+  }
+  const clauses: string[] = [];
+  const parameters: unknown[] = [];
+  for (const { query } of inserts) {
+    const offset = parameters.length;
+    // The SQL is Kysely's for plain rows: quoted identifiers and $n placeholders, no literal that
+    // could hold a "$" (a value that would have compiled to SQL makes the shape not plain).
+    clauses.push(
+      offset === 0 ? query.sql : query.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`),
+    );
+    parameters.push(...query.parameters);
+  }
+  const last = clauses.pop()!;
+  const sql = `with ${clauses.map((c, i) => `w${i} as (${c})`).join(", ")} ${last}`;
+  await db.executeQuery(CompiledQuery.raw(sql, parameters));
+}
+
+/**
+ * The insert of `rows` into `table`: SQL kept for rows of one shape (the same columns in the same
+ * order; a group has at most MAX_GROUP rows, so a table keeps a few dozen at most), built by Kysely
+ * otherwise (rows of mixed shapes, which it fills with defaults, or a value that is an expression).
+ * `plain` says its parameters are exactly the rows' values, in order.
+ */
+function insertOf<T extends keyof Database & string>(
+  db: Kysely<Database>,
+  table: T,
+  rows: readonly Insertable<Database[T]>[],
+): { query: CompiledQuery; plain: boolean } {
   const columns = Object.keys(rows[0]!);
   const key = columns.join(",");
   const oneShape = rows.every((row, i) => i === 0 || Object.keys(row).join(",") === key);
@@ -51,19 +95,16 @@ export async function insertRows<T extends keyof Database & string>(
   }
   const shape = `${table}(${key})x${rows.length}`;
   const sql = allPlain ? shapes.get(shape) : null;
-  if (sql) {
-    await db.executeQuery(CompiledQuery.raw(sql, values));
-    return;
-  }
+  if (sql) return { query: CompiledQuery.raw(sql, values), plain: true };
   const query = db
     .insertInto(table)
     .values((rows.length === 1 ? rows[0] : rows) as never)
     .compile();
-  if (sql === undefined && allPlain) {
-    const same =
-      query.parameters.length === values.length && query.parameters.every((p, i) => p === values[i]);
+  let same = false;
+  if (allPlain) {
+    same = query.parameters.length === values.length && query.parameters.every((p, i) => p === values[i]);
     // One compile is enough to know: a shape whose SQL cannot be reused is not tried again.
-    shapes.set(shape, same ? query.sql : null);
+    if (sql === undefined) shapes.set(shape, same ? query.sql : null);
   }
-  await db.executeQuery(query);
+  return { query, plain: same };
 }

@@ -1,5 +1,5 @@
 /** Plain sends that arrive in one turn recorded as one group-commit job: nonces taken once per address, each table written once. */
-import { CompiledQuery, type Transaction } from "kysely";
+import type { Transaction } from "kysely";
 import type { Admission, PolicyGuard } from "../policies/policy-guard.js";
 import { PreparedQuery } from "../store/prepared-query.js";
 import type { Database, TransactionsTable } from "../store/schema.js";
@@ -24,6 +24,8 @@ export interface RecordTogetherDeps {
   states: TransactionStates;
   guard: PolicyGuard;
   now: () => number;
+  /** The store is PostgreSQL (where a statement saved is a round trip saved). */
+  postgres: boolean;
 }
 
 /**
@@ -43,6 +45,18 @@ export class NotTogether extends Error {
   }
 }
 
+/**
+ * A joined record taken back whole: thrown out of its job, so the group commit takes back only
+ * this job's writes (its savepoint, or the whole transaction when it ran alone) and commits the
+ * rest. It is never a failed commit: its items were recorded nowhere, and each is recorded alone.
+ */
+export class TakenBack extends Error {
+  constructor(readonly reason: unknown) {
+    super("joined record taken back");
+    this.name = "TakenBack";
+  }
+}
+
 /** Whether eth_signTransaction handed out bytes in [from, to) of the address (they need the one-job path). */
 const HANDED_OUT_BETWEEN = new PreparedQuery((db, slot) =>
   db
@@ -55,34 +69,83 @@ const HANDED_OUT_BETWEEN = new PreparedQuery((db, slot) =>
     .limit(1),
 );
 
-const SAVEPOINT = CompiledQuery.raw("savepoint together");
-const RELEASE = CompiledQuery.raw("release savepoint together");
-const ROLLBACK_TO = CompiledQuery.raw("rollback to savepoint together");
+/**
+ * PostgreSQL: the next `count` nonces taken and the handed-out check of their range in one
+ * statement (a round trip fewer under the row's lock). SQLite has no UPDATE in a WITH clause,
+ * and no round trip to save: it runs the two statements.
+ */
+const TAKE_UNLESS_HANDED_OUT = new PreparedQuery((db, slot) =>
+  db
+    .with("taken", (db) =>
+      db
+        .updateTable("nonce_ledger")
+        .set((eb) => ({ next_nonce: eb("next_nonce", "+", slot<number>(0)) }))
+        .where("chain_id", "=", slot<number>(1))
+        .where("address", "=", slot<string>(2))
+        .returning("next_nonce"),
+    )
+    .selectFrom("taken")
+    .select((eb) => [
+      "taken.next_nonce",
+      eb
+        .selectFrom("signed_payloads")
+        .select("signed_payloads.nonce")
+        .where("signed_payloads.chain_id", "=", slot<number>(3))
+        .where("signed_payloads.address", "=", slot<string>(4))
+        .where("signed_payloads.nonce", ">=", eb(eb.ref("taken.next_nonce"), "-", slot<number>(5)))
+        .where("signed_payloads.nonce", "<", eb.ref("taken.next_nonce"))
+        .limit(1)
+        .as("handed"),
+    ]),
+);
 
 /**
- * Records `items` in `trx`, or, when anything in it fails, nothing: its writes are taken back
- * inside the transaction and every item is left without a row, for the caller to record it on its
- * own. The job itself succeeds either way, so a failed commit is never mistaken for a batch taken
- * back (the rows may then be durable, and recording them again would sign a second payload).
+ * Records `items` in `trx`, or, when anything in it fails, nothing: every item is left without a
+ * row, for the caller to record it on its own, and TakenBack is thrown so that the group commit
+ * takes this job's writes back. A failed commit is another error, so it is never mistaken for a
+ * batch taken back (the rows may then be durable, and recording them again would sign a second
+ * payload).
  */
 export async function recordTogether(
   trx: Transaction<Database>,
   items: readonly RecordItem[],
   deps: RecordTogetherDeps,
 ): Promise<void> {
-  await trx.executeQuery(SAVEPOINT);
   try {
     await writeTogether(trx, items, deps);
-    await trx.executeQuery(RELEASE);
   } catch (error) {
-    // A failure of the connection itself fails these too, and with them the job.
-    await trx.executeQuery(ROLLBACK_TO);
-    await trx.executeQuery(RELEASE);
     for (const item of items) {
       item.row = undefined;
       item.apart = error;
     }
+    throw new TakenBack(error);
   }
+}
+
+/** Takes `count` nonces of the address and answers the first; throws NotTogether where bytes were handed out among them. */
+async function takeNonces(
+  trx: Transaction<Database>,
+  chainId: number,
+  address: string,
+  count: number,
+  deps: RecordTogetherDeps,
+): Promise<number> {
+  const key = address.toLowerCase();
+  let first: number;
+  let handed: number | null | undefined;
+  if (deps.postgres) {
+    const [row] = (await TAKE_UNLESS_HANDED_OUT.execute(trx, [count, chainId, key, chainId, key, count]))
+      .rows;
+    if (!row) throw new Error(`nonce ledger has no row for ${address} on chain ${chainId}; sync first`);
+    first = Number(row.next_nonce) - count;
+    handed = row.handed;
+  } else {
+    first = await deps.ledger.allocateMany(trx, chainId, address, count);
+    handed = (await HANDED_OUT_BETWEEN.execute(trx, [chainId, key, first, first + count])).rows[0]?.nonce;
+  }
+  if (handed !== null && handed !== undefined)
+    throw new NotTogether(`bytes were handed out at nonce ${handed}`);
+  return first;
 }
 
 /**
@@ -109,15 +172,7 @@ async function writeTogether(
   for (const key of [...byAddress.keys()].sort()) {
     const list = byAddress.get(key)!;
     const { chain, account } = list[0]!.op;
-    const first = await deps.ledger.allocateMany(trx, chain.chainId, account.address, list.length);
-    const handed = await HANDED_OUT_BETWEEN.execute(trx, [
-      chain.chainId,
-      account.address.toLowerCase(),
-      first,
-      first + list.length,
-    ]);
-    if (handed.rows.length > 0)
-      throw new NotTogether(`bytes were handed out at nonce ${handed.rows[0]!.nonce}`);
+    const first = await takeNonces(trx, chain.chainId, account.address, list.length, deps);
     for (const [i, item] of list.entries()) nonces.set(item, first + i);
   }
   const now = deps.now();
@@ -140,9 +195,8 @@ async function writeTogether(
     });
   }
   const rows = items.map((item) => item.row!);
-  await deps.states.createMany(trx, rows);
-  await deps.guard.allowedMany(
-    trx,
-    items.map((item) => ({ admission: item.admission, txId: item.row!.id, txHash: item.row!.tx_hash })),
+  const audits = deps.guard.allowedRows(
+    items.map((item) => ({ admission: item.admission, txHash: item.row!.tx_hash })),
   );
+  await deps.states.createMany(trx, rows, [audits]);
 }

@@ -31,6 +31,7 @@ import {
   type RecordTogetherDeps,
   recordsTogether,
   recordTogether,
+  TakenBack,
 } from "./record-together.js";
 import { fateOf } from "./send-fate.js";
 import { authorizationsAt, queuedRow, type SignedOperation, signOperation } from "./signed-operation.js";
@@ -78,7 +79,13 @@ export class TransactionPipeline {
     this.now = options.now ?? Date.now;
     this.states = new TransactionStates(options.store, this.now);
     this.convergence = { ...options, states: this.states, now: this.now };
-    this.together = { ledger: options.ledger, states: this.states, guard: options.guard, now: this.now };
+    this.together = {
+      ledger: options.ledger,
+      states: this.states,
+      guard: options.guard,
+      now: this.now,
+      postgres: options.store.kind === "postgres",
+    };
   }
 
   /**
@@ -245,13 +252,17 @@ export class TransactionPipeline {
   ): Promise<TransactionsTable> {
     if (recordsTogether(op, admission)) {
       const item: RecordItem = { op, gas, fees, admission };
-      // A failed commit rejects here, as a request's own would: nothing is recorded again.
-      await this.options.store.group.join(
-        "record",
-        item,
-        (trx, items) => recordTogether(trx, items, this.together),
-        ledgerKey(op.chain.chainId, op.account.address),
-      );
+      try {
+        await this.options.store.group.join(
+          "record",
+          item,
+          (trx, items) => recordTogether(trx, items, this.together),
+          ledgerKey(op.chain.chainId, op.account.address),
+        );
+      } catch (error) {
+        // A failed commit rejects here, as a request's own would: nothing is recorded again.
+        if (!(error instanceof TakenBack)) throw error;
+      }
       if (item.row) return item.row;
       // The batch was taken back whole: each of its requests is recorded on its own, and hears its
       // own outcome (a signer that fails, bytes handed out at a nonce).

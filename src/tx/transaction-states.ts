@@ -1,7 +1,7 @@
 /** The transaction lifecycle: every state, every move allowed and why it happens, and the one writer that makes moves. */
 import type { Transaction } from "kysely";
 import type { Store } from "../store/database.js";
-import { insertRow, insertRows } from "../store/insert-row.js";
+import { type InsertPart, insertRow, insertRowsTogether } from "../store/insert-row.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
 import { recordEvent } from "../webhooks/outbox.js";
 import { transactionEvent } from "./transaction-event.js";
@@ -114,12 +114,19 @@ export class TransactionStates {
     await recordEvent(trx, transactionEvent(row), row.created_at);
   }
 
-  /** Several first states in one insert (a joined record's rows), each announced as `create` does. */
-  async createMany(trx: Transaction<Database>, rows: readonly TransactionsTable[]): Promise<void> {
+  /**
+   * Several first states in one insert (a joined record's rows), each announced as `create` does;
+   * `alongside` are rows of other tables written with them (on PostgreSQL by the same statement).
+   */
+  async createMany(
+    trx: Transaction<Database>,
+    rows: readonly TransactionsTable[],
+    alongside: readonly InsertPart[] = [],
+  ): Promise<void> {
     for (const row of rows)
       if (row.state !== "queued")
         throw new Error(`transaction ${row.id} must start queued, not ${row.state}`);
-    await insertRows(trx, "transactions", rows);
+    await insertRowsTogether(trx, [{ table: "transactions", rows }, ...alongside]);
     for (const row of rows) await recordEvent(trx, transactionEvent(row), row.created_at);
   }
 
