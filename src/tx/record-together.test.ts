@@ -80,4 +80,47 @@ describeEachStore("sends recorded together", (target) => {
     }
     expect(nonces.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5]);
   });
+
+  it("bursts over five addresses in uneven numbers, the second with bytes handed out at one address's next nonce: every send mined, each address's nonces one sequence", async () => {
+    const wallet = await fundedCustody(rt, { password: PASSWORD, addresses: 5 });
+    // Address i sends i + 1 times a burst (15 in all), interleaved in one turn.
+    const indexes = [0, 1, 2, 3, 4].flatMap((i) => Array.from({ length: i + 1 }, () => i));
+    indexes.sort((a, b) => ((a * 7) % 5) - ((b * 7) % 5) || a - b);
+    const burst = async (from: number) => {
+      const answers = await Promise.all(
+        indexes.map((index, i) =>
+          rt.post("/transaction", {
+            wallet_id: wallet.id,
+            password: PASSWORD,
+            index,
+            transaction: { to: DEV_ACCOUNT_2, value: String(from + i) },
+          }),
+        ),
+      );
+      for (const answer of answers) expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+      for (const answer of answers)
+        expect((await receiptOf(rt, (answer.json as { tx_hash: string }).tx_hash)).status).toBe("0x1");
+    };
+    await burst(100);
+    // Address 3's next nonce (4) is handed out: the second burst goes past it.
+    const signed = await signTransfer(rt, wallet.addresses[3]!, 1n);
+    expect(signed.error, JSON.stringify(signed.error)).toBeUndefined();
+    expect(parseTransaction(signed.result as Hex).nonce).toBe(4);
+    await burst(200);
+    const rows = await rt.store.db
+      .selectFrom("transactions")
+      .select(["from_address", "nonce"])
+      .where("wallet_id", "=", wallet.id)
+      .execute();
+    for (const [i, address] of wallet.addresses.entries()) {
+      const nonces = rows
+        .filter((r) => r.from_address.toLowerCase() === address.toLowerCase())
+        .map((r) => r.nonce)
+        .sort((a, b) => a - b);
+      const all = Array.from({ length: 2 * (i + 1) + (i === 3 ? 1 : 0) }, (_, n) => n);
+      expect(nonces).toEqual(i === 3 ? all.filter((n) => n !== 4) : all);
+      const count = (await nodeCall(nodeUrlOf(rt), "eth_getTransactionCount", [address, "latest"])) as string;
+      expect(Number(count)).toBe(all.length);
+    }
+  });
 });

@@ -1,7 +1,6 @@
 /** Plain sends that arrive in one turn recorded as one group-commit job: nonces taken once per address, each table written once. */
-import type { Transaction } from "kysely";
+import { CompiledQuery, type Transaction } from "kysely";
 import type { Admission, PolicyGuard } from "../policies/policy-guard.js";
-import { PreparedQuery } from "../store/prepared-query.js";
 import type { Database, TransactionsTable } from "../store/schema.js";
 import type { Fees } from "./fee-oracle.js";
 import type { NonceLedger } from "./nonce-ledger.js";
@@ -57,47 +56,79 @@ export class TakenBack extends Error {
   }
 }
 
-/** Whether eth_signTransaction handed out bytes in [from, to) of the address (they need the one-job path). */
-const HANDED_OUT_BETWEEN = new PreparedQuery((db, slot) =>
-  db
-    .selectFrom("signed_payloads")
-    .select("nonce")
-    .where("chain_id", "=", slot<number>(0))
-    .where("address", "=", slot<string>(1))
-    .where("nonce", ">=", slot<number>(2))
-    .where("nonce", "<", slot<number>(3))
-    .limit(1),
-);
+/**
+ * PostgreSQL: every address's nonces of the group taken, and each range checked for handed-out
+ * bytes, by one statement (one round trip for a group of any number of addresses, not two an
+ * address). The rows are locked in the order of their `chain:address` keys, as every group takes
+ * its rows, before any is raised. SQLite has no UPDATE in a WITH clause and no round trip to save:
+ * it runs two statements an address.
+ */
+const TAKE_ALL = `
+with wanted as (
+  select * from unnest($1::bigint[], $2::text[], $3::bigint[]) as w(chain_id, address, count)
+),
+locked as (
+  select l.chain_id, l.address, w.count
+  from nonce_ledger l join wanted w on w.chain_id = l.chain_id and w.address = l.address
+  order by (l.chain_id::text || ':' || l.address) collate "C"
+  for update of l
+),
+taken as (
+  update nonce_ledger n set next_nonce = n.next_nonce + k.count
+  from locked k
+  where n.chain_id = k.chain_id and n.address = k.address
+  returning n.chain_id, n.address, n.next_nonce, k.count
+)
+select t.chain_id, t.address, t.next_nonce, t.count,
+  (select s.nonce from signed_payloads s
+    where s.chain_id = t.chain_id and s.address = t.address
+      and s.nonce >= t.next_nonce - t.count and s.nonce < t.next_nonce
+    limit 1) as handed
+from taken t`;
 
 /**
- * PostgreSQL: the next `count` nonces taken and the handed-out check of their range in one
- * statement (a round trip fewer under the row's lock). SQLite has no UPDATE in a WITH clause,
- * and no round trip to save: it runs the two statements.
+ * SQLite: every address's nonces of the group taken by one statement, and every range checked by
+ * one more (two statements a group, not two an address; the store has one writer, so no order of
+ * locks to keep). The SQL has one row of values an address: a group of N addresses reuses the
+ * statement prepared for N.
  */
-const TAKE_UNLESS_HANDED_OUT = new PreparedQuery((db, slot) =>
-  db
-    .with("taken", (db) =>
-      db
-        .updateTable("nonce_ledger")
-        .set((eb) => ({ next_nonce: eb("next_nonce", "+", slot<number>(0)) }))
-        .where("chain_id", "=", slot<number>(1))
-        .where("address", "=", slot<string>(2))
-        .returning("next_nonce"),
-    )
-    .selectFrom("taken")
-    .select((eb) => [
-      "taken.next_nonce",
-      eb
-        .selectFrom("signed_payloads")
-        .select("signed_payloads.nonce")
-        .where("signed_payloads.chain_id", "=", slot<number>(3))
-        .where("signed_payloads.address", "=", slot<string>(4))
-        .where("signed_payloads.nonce", ">=", eb(eb.ref("taken.next_nonce"), "-", slot<number>(5)))
-        .where("signed_payloads.nonce", "<", eb.ref("taken.next_nonce"))
-        .limit(1)
-        .as("handed"),
-    ]),
-);
+function takeAllOnSqlite(
+  wanted: readonly { chainId: number; address: string; count: number }[],
+): CompiledQuery<Taken> {
+  const values = wanted.map(() => "(?, ?, ?)").join(", ");
+  return CompiledQuery.raw(
+    `with wanted(chain_id, address, count) as (values ${values})
+update nonce_ledger set next_nonce = next_nonce + (select w.count from wanted w
+  where w.chain_id = nonce_ledger.chain_id and w.address = nonce_ledger.address)
+where (chain_id, address) in (select chain_id, address from wanted)
+returning chain_id, address, next_nonce, (select w.count from wanted w
+  where w.chain_id = nonce_ledger.chain_id and w.address = nonce_ledger.address) as count`,
+    wanted.flatMap((w) => [w.chainId, w.address, w.count]),
+  );
+}
+
+/** SQLite: the first nonce handed out in any of the ranges just taken, if one was. */
+function handedOutOnSqlite(
+  ranges: readonly { key: string; chainId: number; address: string; count: number }[],
+  firsts: ReadonlyMap<string, number>,
+): CompiledQuery<{ nonce: number }> {
+  const where = ranges.map(() => "(chain_id = ? and address = ? and nonce >= ? and nonce < ?)").join(" or ");
+  return CompiledQuery.raw(
+    `select nonce from signed_payloads where ${where} limit 1`,
+    ranges.flatMap((r) => {
+      const first = firsts.get(r.key)!;
+      return [r.chainId, r.address, first, first + r.count];
+    }),
+  );
+}
+
+interface Taken {
+  chain_id: string | number;
+  address: string;
+  next_nonce: string | number;
+  count: string | number;
+  handed: string | number | null;
+}
 
 /**
  * Records `items` in `trx`, or, when anything in it fails, nothing: every item is left without a
@@ -122,37 +153,56 @@ export async function recordTogether(
   }
 }
 
-/** Takes `count` nonces of the address and answers the first; throws NotTogether where bytes were handed out among them. */
-async function takeNonces(
-  trx: Transaction<Database>,
-  chainId: number,
-  address: string,
-  count: number,
-  deps: RecordTogetherDeps,
-): Promise<number> {
-  const key = address.toLowerCase();
-  let first: number;
-  let handed: number | null | undefined;
-  if (deps.postgres) {
-    const [row] = (await TAKE_UNLESS_HANDED_OUT.execute(trx, [count, chainId, key, chainId, key, count]))
-      .rows;
-    if (!row) throw new Error(`nonce ledger has no row for ${address} on chain ${chainId}; sync first`);
-    first = Number(row.next_nonce) - count;
-    handed = row.handed;
-  } else {
-    first = await deps.ledger.allocateMany(trx, chainId, address, count);
-    handed = (await HANDED_OUT_BETWEEN.execute(trx, [chainId, key, first, first + count])).rows[0]?.nonce;
-  }
+/** Where the batch needs the one-job path: bytes handed out at one of its nonces. */
+function refuseHandedOut(handed: string | number | null | undefined): void {
   if (handed !== null && handed !== undefined)
     throw new NotTogether(`bytes were handed out at nonce ${handed}`);
-  return first;
 }
 
 /**
- * Writes `items` in `trx`: per address (in key order, as every group takes its rows) one
- * statement takes its requests' nonces in arrival order; then each is signed, and the rows, their
- * events and their audit entries are written once per table. Anything that fails throws, and the
- * job's savepoint takes every write back (the caller then records the requests one by one).
+ * Takes each address's nonces (`count` of them, by `chain:address` key, in key order) and answers
+ * the first of each; throws NotTogether where bytes were handed out among them.
+ */
+async function takeNonces(
+  trx: Transaction<Database>,
+  wanted: readonly { key: string; chainId: number; address: string; count: number }[],
+  deps: RecordTogetherDeps,
+): Promise<Map<string, number>> {
+  const firsts = new Map<string, number>();
+  if (deps.postgres) {
+    const { rows } = await trx.executeQuery<Taken>(
+      CompiledQuery.raw(TAKE_ALL, [
+        wanted.map((w) => w.chainId),
+        wanted.map((w) => w.address),
+        wanted.map((w) => w.count),
+      ]),
+    );
+    for (const row of rows) {
+      refuseHandedOut(row.handed);
+      firsts.set(`${row.chain_id}:${row.address}`, Number(row.next_nonce) - Number(row.count));
+    }
+  } else {
+    const { rows } = await trx.executeQuery<Taken>(takeAllOnSqlite(wanted));
+    for (const row of rows)
+      firsts.set(`${row.chain_id}:${row.address}`, Number(row.next_nonce) - Number(row.count));
+    const ranges = wanted.filter((w) => firsts.has(w.key));
+    if (ranges.length > 0) {
+      const { rows: handed } = await trx.executeQuery<{ nonce: number }>(handedOutOnSqlite(ranges, firsts));
+      refuseHandedOut(handed[0]?.nonce);
+    }
+  }
+  for (const { key, chainId, address } of wanted)
+    if (!firsts.has(key))
+      throw new Error(`nonce ledger has no row for ${address} on chain ${chainId}; sync first`);
+  return firsts;
+}
+
+/**
+ * Writes `items` in `trx`: each address's requests take their nonces in arrival order (the
+ * addresses in key order, as every group takes its rows; on PostgreSQL one statement for all);
+ * then each is signed, and the rows, their events and their audit entries are written once per
+ * table. Anything that fails throws, and the group takes the job's writes back (the caller then
+ * records the requests one by one).
  */
 async function writeTogether(
   trx: Transaction<Database>,
@@ -168,13 +218,19 @@ async function writeTogether(
     if (list) list.push(item);
     else byAddress.set(key, [item]);
   }
+  const keys = [...byAddress.keys()].sort();
+  const firsts = await takeNonces(
+    trx,
+    keys.map((key) => {
+      const list = byAddress.get(key)!;
+      const { chain, account } = list[0]!.op;
+      return { key, chainId: chain.chainId, address: account.address.toLowerCase(), count: list.length };
+    }),
+    deps,
+  );
   const nonces = new Map<RecordItem, number>();
-  for (const key of [...byAddress.keys()].sort()) {
-    const list = byAddress.get(key)!;
-    const { chain, account } = list[0]!.op;
-    const first = await takeNonces(trx, chain.chainId, account.address, list.length, deps);
-    for (const [i, item] of list.entries()) nonces.set(item, first + i);
-  }
+  for (const key of keys)
+    for (const [i, item] of byAddress.get(key)!.entries()) nonces.set(item, firsts.get(key)! + i);
   const now = deps.now();
   // Asked together, so the signing thread gets them as one message (keys/sign-thread.ts); every one
   // is settled before anything is thrown, so none lands on an item after the batch is taken back.
