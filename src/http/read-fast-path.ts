@@ -97,12 +97,17 @@ export class ReadFastPath {
     if (request.headers["chaingate-consensus"] !== undefined) return undefined;
     const caller = admitCaller(request, response, this.options, MAX_BODY_BYTES);
     if (caller === undefined) return undefined;
+    let chain: Chain;
     try {
-      return { ...caller, chain: chains.select(undefined, request.headers["x-chain-id"]), native };
+      chain = chains.select(undefined, request.headers["x-chain-id"]);
     } catch {
       caller.release();
       return undefined;
     }
+    // Written out, not spread from `caller`: V8 (Node 20) builds `{ ...o, more }` through a slow
+    // path, about 2 µs a call measured alone, and its object slowed every later read of it; a
+    // cache hit cost a fifth more CPU for it (decision 170).
+    return { tenant: caller.tenant, release: caller.release, chain, native };
   }
 
   /**

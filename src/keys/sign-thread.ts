@@ -139,7 +139,11 @@ export class SignThread {
         job.reject(new Error(`signing failed: ${answer === undefined ? "no answer" : answer.error}`));
       else {
         this.made.thread++;
-        job.resolve({ ...answer, signature: new Uint8Array(answer.signature) });
+        job.resolve({
+          signature: new Uint8Array(answer.signature),
+          recid: answer.recid,
+          verified: answer.verified,
+        });
       }
     }
   }

@@ -2,12 +2,12 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Hex } from "viem";
-import { appendAudit, auditRows } from "../audit/audit-log.js";
+import { type AuditEntry, appendAudit, auditRows } from "../audit/audit-log.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
 import { type InsertPart, insertRow } from "../store/insert-row.js";
 import { rowId } from "../store/row-id.js";
-import type { Database } from "../store/schema.js";
+import type { AuditDecision, Database } from "../store/schema.js";
 import { recordEvent } from "../webhooks/outbox.js";
 import { decodeCall } from "./decode-call.js";
 import {
@@ -230,7 +230,7 @@ export class PolicyGuard {
           created_at: now,
         });
     }
-    await appendAudit(trx, { ...this.entryOf(admission), decision: "allowed", txHash }, now);
+    await appendAudit(trx, this.entryOf(admission, "allowed", txHash), now);
   }
 
   /**
@@ -242,11 +242,7 @@ export class PolicyGuard {
       if (admission.limits.length > 0)
         throw new Error("a request with a rolling limit is recorded on its own");
     return auditRows(
-      decisions.map(({ admission, txHash }) => ({
-        ...this.entryOf(admission),
-        decision: "allowed" as const,
-        txHash,
-      })),
+      decisions.map(({ admission, txHash }) => this.entryOf(admission, "allowed", txHash)),
       this.now(),
     );
   }
@@ -257,7 +253,7 @@ export class PolicyGuard {
     await this.options.store.db.transaction().execute(async (trx) => {
       await appendAudit(
         trx,
-        { ...this.entryOf(admission), decision: "denied", rule: denial.rule, policyId: denial.policyId },
+        { ...this.entryOf(admission, "denied"), rule: denial.rule, policyId: denial.policyId },
         now,
       );
       await recordEvent(
@@ -337,9 +333,15 @@ export class PolicyGuard {
     throw policyDenied(denial);
   }
 
-  private entryOf(admission: Admission) {
+  /**
+   * The request's audit entry. The decision and the hash are written in, not spread over it after:
+   * V8 (Node 20) builds `{ ...o, more }` through a slow path, and a signed transaction makes one.
+   */
+  private entryOf(admission: Admission, decision: AuditDecision, txHash: string | null = null): AuditEntry {
     const { request, facts } = admission;
     return {
+      decision,
+      txHash,
       apiKeyId: request.apiKeyId,
       operation: request.operation,
       walletId: request.walletId,

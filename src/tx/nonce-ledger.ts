@@ -19,6 +19,16 @@ const ALLOCATE = new PreparedQuery((db, slot) =>
     .returning("next_nonce"),
 );
 
+/** Takes several nonces in one statement. */
+const ALLOCATE_MANY = new PreparedQuery((db, slot) =>
+  db
+    .updateTable("nonce_ledger")
+    .set((eb) => ({ next_nonce: eb("next_nonce", "+", slot<number>(0)) }))
+    .where("chain_id", "=", slot<number>(1))
+    .where("address", "=", slot<string>(2))
+    .returning("next_nonce"),
+);
+
 export class NonceLedger {
   /** (chain, address) pairs this process has already aligned with the chain since it started. */
   private readonly synced = new Set<string>();
@@ -130,6 +140,21 @@ export class NonceLedger {
     const [row] = (await ALLOCATE.execute(trx, [chainId, address.toLowerCase()])).rows;
     if (!row) throw new Error(`nonce ledger has no row for ${address} on chain ${chainId}; sync first`);
     return Number(row.next_nonce) - 1;
+  }
+
+  /**
+   * Takes the next `count` nonces at once (a joined record's requests of one address, see
+   * record-together.ts) and answers the first; the row stays locked until `trx` ends.
+   */
+  async allocateMany(
+    trx: Transaction<Database>,
+    chainId: number,
+    address: string,
+    count: number,
+  ): Promise<number> {
+    const [row] = (await ALLOCATE_MANY.execute(trx, [count, chainId, address.toLowerCase()])).rows;
+    if (!row) throw new Error(`nonce ledger has no row for ${address} on chain ${chainId}; sync first`);
+    return Number(row.next_nonce) - count;
   }
 
   /**
