@@ -411,6 +411,10 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
           params: ["newHeads", { resumable: true }],
         }),
       );
+      // A subscription sees the heads after its answer: the blocks are mined once it has one (on a
+      // slow run the two blocks could otherwise come before it, and never be sent).
+      const answered = () => answers.filter((a) => a.startsWith("answer ")).length;
+      expect(await waitUntil(() => answered() >= 1, 20_000)).toBe(true);
       for (let i = 0; i < 2; i++) await nodeCall(nodes[0]!.url, "evm_mine");
       expect(await waitUntil(() => first.cursors.length >= 2, 20_000)).toBe(true);
       // The instance holding the socket stops; blocks go on meanwhile.
@@ -426,6 +430,7 @@ describe.skipIf(!POSTGRES_AVAILABLE)(
           params: ["newHeads", { resumeAfter: first.cursors.at(-1) }],
         }),
       );
+      expect(await waitUntil(() => answered() >= 2, 20_000)).toBe(true);
       await nodeCall(nodes[0]!.url, "evm_mine");
       expect(await waitUntil(() => heads.length >= 6, 20_000)).toBe(true);
       expect(heads).toEqual(Array.from({ length: heads.length }, (_, i) => heads[0]! + i));
