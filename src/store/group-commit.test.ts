@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { CompiledQuery, sql, type Transaction } from "kysely";
+import { sql, type Transaction } from "kysely";
 import { expect, it } from "vitest";
 import { describeEachStore, suiteStore, tempStore } from "../test-support/stores.js";
 import { openStore } from "./database.js";
@@ -70,39 +70,6 @@ describeEachStore("group commit", (target) => {
     lose = false;
     await group.join("lost", 2, work);
     expect(ran).toEqual([[2]]);
-  });
-
-  it("where commits are flushed after (file SQLite), a group of lazy jobs only settles once committed, without a flush; a group with any other job settles after its flush", async () => {
-    const c = ++chain;
-    let flushes = 0;
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const nothing = CompiledQuery.raw("select 1");
-    const group = new GroupCommit(opened.store.db, 1, {
-      relax: nothing,
-      restore: nothing,
-      flush: () => {
-        flushes++;
-        return held;
-      },
-    });
-    await group.run((trx) => insert(trx, c, "lazy"), "", true);
-    expect(flushes).toBe(0);
-    expect(await addresses(c)).toEqual(["lazy"]);
-    let settled = 0;
-    const both = Promise.all([
-      group.run((trx) => insert(trx, c, "lazy again"), "", true).then(() => settled++),
-      group.run((trx) => insert(trx, c, "waited for")).then(() => settled++),
-    ]);
-    while (flushes === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(await addresses(c)).toEqual(["lazy", "lazy again", "waited for"]);
-    expect(settled).toBe(0);
-    release();
-    await both;
-    expect(settled).toBe(2);
-    expect(flushes).toBe(1);
   });
 
   it("a job that throws leaves nothing behind and fails alone; the others of its group commit", async () => {

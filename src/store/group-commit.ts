@@ -17,8 +17,6 @@ interface Job {
   key: string;
   /** Lock conflicts lost so far (each is run once more, alone, up to CONFLICT_RETRIES). */
   conflicts?: number;
-  /** Nobody waits for it (see `run`): a group of only such jobs does not wait for the disk. */
-  lazy: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -115,10 +113,7 @@ export class GroupCommit {
    * Runs `work` in the next group; `key` names the row it locks first (e.g. a nonce ledger row).
    * A `lazy` job starts no group of its own at once: it rides with the next one, or starts one
    * after LAZY_MS (a write nobody waits for, such as a sent transaction's state, then costs no
-   * commit of its own between two requests of one client). Where the store flushes after the
-   * commit (file SQLite), a group of lazy jobs only settles once committed, before its flush: a
-   * process that dies keeps it, and a power cut may lose it, as it may lose any write not yet
-   * answered; the next group's flush makes it durable.
+   * commit of its own between two requests of one client).
    */
   run<T>(work: GroupWork<T>, key = "", lazy = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -128,7 +123,6 @@ export class GroupCommit {
         work,
         context: new AsyncResource("chaingate.group-commit"),
         key,
-        lazy,
         resolve: resolve as (v: unknown) => void,
         reject,
       });
@@ -297,10 +291,7 @@ export class GroupCommit {
         return;
       }
       try {
-        // A group of lazy jobs only is left to the next group's flush, which covers every commit
-        // before it: nobody waits for it, and at one request at a time its flush was one more
-        // fdatasync that the next request's flush queued behind.
-        if (jobs.some((job) => !job.lazy)) await this.durability?.flush();
+        await this.durability?.flush();
       } catch (error) {
         for (const job of jobs) job.reject(error);
         return;
