@@ -1,5 +1,6 @@
 /** Inserts rows of a fixed shape with the SQL Kysely compiled for that shape and count the first time: the hot write path skips building and compiling. */
-import { CompiledQuery, type DialectAdapter, type Insertable, type Kysely, PostgresAdapter } from "kysely";
+import { CompiledQuery, type DialectAdapter, type Insertable, type Kysely } from "kysely";
+import { onPostgres } from "./dialect.js";
 import type { Database } from "./schema.js";
 
 /**
@@ -48,7 +49,7 @@ export interface InsertPart<T extends keyof Database & string = keyof Database &
  */
 export async function insertRowsTogether(db: Kysely<Database>, parts: readonly InsertPart[]): Promise<void> {
   const inserts = parts.filter((p) => p.rows.length > 0).map((p) => insertOf(db, p.table, p.rows));
-  const inOneStatement = db.getExecutor().adapter instanceof PostgresAdapter;
+  const inOneStatement = onPostgres(db);
   if (!inOneStatement || inserts.length < 2 || inserts.some((i) => !i.plain)) {
     for (const insert of inserts) await db.executeQuery(insert.query);
     return;

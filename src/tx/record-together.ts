@@ -1,6 +1,7 @@
 /** Plain sends that arrive in one turn recorded as one group-commit job: nonces taken once per address, each table written once. */
 import { CompiledQuery, type Transaction } from "kysely";
 import type { Admission, PolicyGuard } from "../policies/policy-guard.js";
+import { onPostgres } from "../store/dialect.js";
 import { PreparedQuery } from "../store/prepared-query.js";
 import type { Database, TransactionsTable } from "../store/schema.js";
 import type { Fees } from "./fee-oracle.js";
@@ -24,8 +25,6 @@ export interface RecordTogetherDeps {
   states: TransactionStates;
   guard: PolicyGuard;
   now: () => number;
-  /** The store is PostgreSQL (where a statement saved is a round trip saved). */
-  postgres: boolean;
 }
 
 /**
@@ -146,7 +145,7 @@ async function takeNonces(
   deps: RecordTogetherDeps,
 ): Promise<Map<string, number>> {
   const firsts = new Map<string, number>();
-  if (deps.postgres) {
+  if (onPostgres(trx)) {
     const { rows } = await trx.executeQuery<Taken>(
       CompiledQuery.raw(TAKE_ALL, [
         wanted.map((w) => w.chainId),

@@ -79,13 +79,7 @@ export class TransactionPipeline {
     this.now = options.now ?? Date.now;
     this.states = new TransactionStates(options.store, this.now);
     this.convergence = { ...options, states: this.states, now: this.now };
-    this.together = {
-      ledger: options.ledger,
-      states: this.states,
-      guard: options.guard,
-      now: this.now,
-      postgres: options.store.kind === "postgres",
-    };
+    this.together = { ledger: options.ledger, states: this.states, guard: options.guard, now: this.now };
   }
 
   /**
