@@ -1,6 +1,7 @@
 /** The webhook outbox: an event and its deliveries, written in the database transaction of the change it reports. */
 import type { Kysely } from "kysely";
 import { toJsonText } from "../store/json-text.js";
+import { PreparedQuery } from "../store/prepared-query.js";
 import { rowId } from "../store/row-id.js";
 import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
 import { type EventType, matchesAny } from "./event-types.js";
@@ -24,9 +25,10 @@ export interface OutboxEvent {
  * committed (or lost) together.
  */
 export async function recordEvent(db: Kysely<Database>, event: OutboxEvent, now = Date.now()): Promise<void> {
-  // A copy: the list read for the owner is shared by the group commit's other jobs.
-  const hooks = [...(await webhooksOf(db, event.owner))];
+  let hooks = await webhooksOf(db, event.owner);
   if (event.operators === true && event.owner !== null) {
+    // A copy: the list read for the owner is shared by the group commit's other jobs.
+    hooks = [...hooks];
     const seen = new Set(hooks.map((h) => h.id));
     for (const hook of await adminWebhooks(db)) if (!seen.has(hook.id)) hooks.push(hook);
   }
@@ -63,22 +65,35 @@ export async function recordEvent(db: Kysely<Database>, event: OutboxEvent, now 
 type Hooks = { id: string; events: string[] }[];
 
 /**
+ * Whether `owner` has any webhook, read as `recordEvent` reads it (once per database transaction):
+ * a writer of many events (a burst's moves) builds none when no one could hear them, as most owners
+ * have no endpoint. Events for the operators' webhooks (`operators`) are not covered: ask
+ * `recordEvent`.
+ */
+export async function hasWebhooks(db: Kysely<Database>, owner: string | null): Promise<boolean> {
+  return (await webhooksOf(db, owner)).length > 0;
+}
+
+/**
  * The webhooks read by each transaction, per owner. A group commit (see GroupCommit) records the
  * events of many requests in one transaction: the endpoints are read once for all of them, as if
  * every event had been recorded at the group's first read. Outside a transaction nothing is kept.
  */
 const hooksRead = new WeakMap<object, Map<string | null, Promise<Hooks>>>();
 
+/** The webhooks of keyless mode's one user, and of one key (every group commit reads one: compiled once, see PreparedQuery). */
+const OF_NO_OWNER = new PreparedQuery((db) =>
+  db.selectFrom("webhooks").select(["id", "events"]).where("owner", "is", null),
+);
+const OF_OWNER = new PreparedQuery((db, slot) =>
+  db.selectFrom("webhooks").select(["id", "events"]).where("owner", "=", slot<string>(0)),
+);
+
 function webhooksOf(db: Kysely<Database>, owner: string | null): Promise<Hooks> {
   const read = async () =>
-    (
-      await db
-        .selectFrom("webhooks")
-        .select(["id", "events"])
-        .$if(owner === null, (q) => q.where("owner", "is", null))
-        .$if(owner !== null, (q) => q.where("owner", "=", owner))
-        .execute()
-    ).map((h) => ({ id: h.id, events: JSON.parse(h.events) as string[] }));
+    (owner === null ? await OF_NO_OWNER.execute(db, []) : await OF_OWNER.execute(db, [owner])).rows.map(
+      (h) => ({ id: h.id, events: JSON.parse(h.events) as string[] }),
+    );
   if (!db.isTransaction) return read();
   let byOwner = hooksRead.get(db);
   if (!byOwner) {

@@ -26,6 +26,7 @@ import * as callBundles from "./023-call-bundles.js";
 import * as heldSlots from "./024-held-slots.js";
 import * as unlockInstance from "./025-unlock-instance.js";
 import * as traceParents from "./026-trace-parents.js";
+import * as stateNonceIndex from "./027-state-nonce-index.js";
 import { sqlMigration } from "./sql-migration.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -55,4 +56,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "024-held-slots": sqlMigration(heldSlots),
   "025-unlock-instance": sqlMigration(unlockInstance),
   "026-trace-parents": sqlMigration(traceParents),
+  "027-state-nonce-index": sqlMigration(stateNonceIndex),
 };
