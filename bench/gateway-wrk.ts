@@ -14,7 +14,11 @@
  *   more of distinct reads, long enough to fill the response cache;
  * - the default configuration (every request in the access log) beside the fastest documented one
  *   (`--log-requests false`, which the cases above use): cache hits and forwarded reads, taken in
- *   turn, BENCH_ROUNDS (2) rounds each, the #35 target (>= 0.9) on the sums.
+ *   turn, BENCH_ROUNDS (2) rounds each, the #35 target (>= 0.9) on the sums;
+ * - the #42 read targets again over BENCH_RATIO_ROUNDS (4) alternating rounds at 32 connections
+ *   (ceiling, hit, Native hit; forwarder, forwarded read; the order reversed every other round):
+ *   each ratio's min / median / max over rounds, and each process's CPU a request split into user
+ *   and system time (the socket writes are system time, the same for any server).
  * Run: npm run bench:gateway-wrk   (installs Debian's wrk when missing; writes bench/results/gateway-wrk-<timestamp>.json)
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -29,6 +33,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const FULL_SECONDS = Number(process.env.BENCH_FULL_SECONDS ?? 40);
 /** Alternations of the default and the tuned configuration (the machine's speed drifts between runs). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/** Alternating rounds of the #42 read ratios (each ratio's spread over rounds, not one run's). */
+const RATIO_ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 4);
 /** BENCH_CASES=config: only the default-vs-tuned comparison (a quick check of the #35 target). */
 const ONLY_CONFIG = process.env.BENCH_CASES === "config";
 const TICKS = 100; // clock ticks per second in /proc/<pid>/stat (USER_HZ on Linux)
@@ -103,11 +109,12 @@ function spawnScript(source: string, args: string[]): Promise<{ child: ChildProc
   });
 }
 
-function cpuTicks(pid: number): number {
+/** A process's CPU so far in clock ticks: user and system time. */
+function cpuTicksOf(pid: number): { user: number; system: number } {
   // Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(fields[11]) + Number(fields[12]);
+  return { user: Number(fields[11]), system: Number(fields[12]) };
 }
 
 function rssMb(pid: number): number {
@@ -164,6 +171,8 @@ interface Case {
   p50_ms: number;
   errors: number;
   cpu_ms_per_request: Record<string, number>;
+  /** The user-time part of cpu_ms_per_request (the rest is system time). */
+  user_ms_per_request: Record<string, number>;
 }
 
 async function run(
@@ -175,7 +184,7 @@ async function run(
   watched: Record<string, number>,
   seconds = SECONDS,
 ): Promise<Case> {
-  const before = Object.fromEntries(Object.entries(watched).map(([k, pid]) => [k, cpuTicks(pid)]));
+  const before = Object.fromEntries(Object.entries(watched).map(([k, pid]) => [k, cpuTicksOf(pid)]));
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(WRK, [
       "-t",
@@ -206,11 +215,17 @@ async function run(
   const errors =
     Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0) +
     Number(/Socket errors:.*?timeout (\d+)/.exec(out)?.[1] ?? 0);
+  const perRequest = (ticks: number) =>
+    Math.round(((ticks * 1000) / TICKS / Math.max(1, total)) * 10000) / 10000;
+  const after = Object.fromEntries(Object.entries(watched).map(([k, pid]) => [k, cpuTicksOf(pid)]));
   const cpu = Object.fromEntries(
-    Object.entries(watched).map(([k, pid]) => [
+    Object.keys(watched).map((k) => [
       k,
-      Math.round((((cpuTicks(pid) - before[k]!) * 1000) / TICKS / Math.max(1, total)) * 1000) / 1000,
+      perRequest(after[k]!.user + after[k]!.system - before[k]!.user - before[k]!.system),
     ]),
+  );
+  const user = Object.fromEntries(
+    Object.keys(watched).map((k) => [k, perRequest(after[k]!.user - before[k]!.user)]),
   );
   return {
     name,
@@ -221,6 +236,7 @@ async function run(
     p50_ms: Math.round(p50 * 1000) / 1000,
     errors,
     cpu_ms_per_request: cpu,
+    user_ms_per_request: user,
   };
 }
 
@@ -322,7 +338,24 @@ try {
     results.push(await run(`node ${label} away`, "node", node.url, hit, 32, these));
     results.push(await run(`cache hit, node ${label} away`, "chaingate", gw.url, hit, 32, these));
   }
+  // The peak RSS above is the cases' own (#17); the rounds below add distinct reads to the cache.
   clearInterval(sampler);
+  // The #42 ratios over alternating rounds: one run of each says little on a shared machine.
+  const hits = [
+    ["round: constant reply", "ceiling", ceiling.url, constant],
+    ["round: cache hit", "chaingate", gateway.url, hit],
+    ["round: cache hit, Native path", "chaingate", `${gateway.url}/eth_getBlockByHash`, hit],
+  ] as const;
+  const forwarded = [
+    ["round: forwarded, distinct", "forwarder", forwarder.url],
+    ["round: forwarded, distinct", "chaingate", gateway.url],
+  ] as const;
+  for (let round = 0; round < (ONLY_CONFIG ? 0 : RATIO_ROUNDS); round++) {
+    for (const [name, target, url, lua] of round % 2 === 0 ? hits : [...hits].reverse())
+      results.push(await run(name, target, url, lua, 32, pids));
+    for (const [name, target, url] of round % 2 === 0 ? forwarded : [...forwarded].reverse())
+      results.push(await run(name, target, url, distinct(), 32, pids));
+  }
   // Default vs tuned, in turn (ABBA: a drift of the machine's speed falls on both alike): the same
   // cases, the same client, the same anvil.
   const both = { default: gatewayDefault.child.pid!, tuned: gatewayTuned.child.pid!, anvil: anvilPid };
@@ -432,6 +465,39 @@ const targets = {
   // Not a #17 target: the same process after FULL_SECONDS more of distinct reads, cache full.
   peak_rss_mb_cache_full: { ratio: Math.round(peakRssCacheFull), target: `cache entries: ${cacheEntries}` },
 };
+/** Round by round, chaingate's case over its baseline's: rate ratio (min / median / max) and each side's CPU a request (medians). */
+function overRounds(ours: string, theirs: string, baseline: string) {
+  const a = results.filter((r) => r.name === ours && r.target === "chaingate");
+  const b = results.filter((r) => r.name === theirs && r.target === baseline);
+  if (a.length === 0 || a.length !== b.length) return null;
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  const ratios = a.map((r, i) => Math.round((r.rps / Math.max(1, b[i]!.rps)) * 100) / 100);
+  const cpu = (cases: Case[], pid: string) => ({
+    ms_per_request: median(cases.map((r) => r.cpu_ms_per_request[pid] ?? Number.NaN)),
+    user_ms_per_request: median(cases.map((r) => r.user_ms_per_request[pid] ?? Number.NaN)),
+  });
+  return {
+    rounds: ratios.length,
+    ratio: { min: Math.min(...ratios), median: median(ratios), max: Math.max(...ratios) },
+    target: theirs.includes("forwarded") ? ">= 0.85 at <= 1.2x the CPU" : ">= 0.9",
+    chaingate_cpu: cpu(a, "chaingate"),
+    [`${baseline}_cpu`]: cpu(b, baseline),
+  };
+}
+const overAlternatingRounds = {
+  cache_hit_vs_ceiling_32: overRounds("round: cache hit", "round: constant reply", "ceiling"),
+  native_cache_hit_vs_ceiling_32: overRounds(
+    "round: cache hit, Native path",
+    "round: constant reply",
+    "ceiling",
+  ),
+  forwarded_vs_forwarder_32: overRounds(
+    "round: forwarded, distinct",
+    "round: forwarded, distinct",
+    "forwarder",
+  ),
+};
+
 console.table(
   results.map((r) => ({
     case: r.name,
@@ -444,9 +510,13 @@ console.table(
   })),
 );
 console.table(targets);
+console.log("over alternating rounds (#42):", JSON.stringify(overAlternatingRounds, null, 2));
 mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
 const when = new Date().toISOString();
 const file = new URL(`./results/gateway-wrk-${when.replace(/[:.]/g, "-")}.json`, import.meta.url);
-writeFileSync(file, `${JSON.stringify({ when, seconds_per_case: SECONDS, targets, results }, null, 2)}\n`);
+writeFileSync(
+  file,
+  `${JSON.stringify({ when, seconds_per_case: SECONDS, targets, over_alternating_rounds: overAlternatingRounds, results }, null, 2)}\n`,
+);
 console.log(`written to ${file.pathname}`);
 rmSync(dir, { recursive: true, force: true });
