@@ -125,8 +125,7 @@ export class TransactionStates {
       if (row.state !== "queued")
         throw new Error(`transaction ${row.id} must start queued, not ${row.state}`);
     await insertRowsTogether(trx, [{ table: "transactions", rows }, ...alongside]);
-    for (const row of rows)
-      if (await hasWebhooks(trx, row.owner)) await recordEvent(trx, transactionEvent(row), row.created_at);
+    for (const row of rows) await recordEvent(trx, transactionEvent(row), row.created_at);
   }
 
   /** The same move inside a database transaction the caller holds (with the ledger's and the policy's writes). */
@@ -154,16 +153,16 @@ export class TransactionStates {
       .where("state", "=", from)
       .returning("id")
       .execute();
-    const announces = (set.state !== undefined && set.state !== from) || then !== undefined;
-    if (!announces) return;
+    // Every row moved is in `from` (the statement's condition).
+    const entered = set.state !== undefined && set.state !== from;
+    if (!entered && then === undefined) return;
     const changed = new Set(updated.map((u) => u.id));
     for (const r of rows) {
       // Most owners have no webhook: no moved row and no event is built for no one (a burst's
       // moves are thousands a second).
       if (!changed.has(r.id) || !(await hasWebhooks(trx, r.owner))) continue;
       const moved = { ...r, ...set, ...stamped, updated_at: now };
-      if (set.state !== undefined && set.state !== r.state)
-        await recordEvent(trx, transactionEvent(moved), now);
+      if (entered) await recordEvent(trx, transactionEvent(moved), now);
       if (then !== undefined) await recordEvent(trx, transactionEvent({ ...moved, state: then }), now);
     }
   }
