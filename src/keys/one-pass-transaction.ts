@@ -22,96 +22,152 @@ export interface SignatureBytes {
 /** What a one-pass signature needs of the signer: the 32-byte hash signed and checked. */
 export type SignDigest = (hash: Uint8Array) => Promise<SignatureBytes>;
 
-type Field = Uint8Array | Field[];
+/**
+ * A field of the encoding: a byte string as even-length hex without its 0x ("" is the empty
+ * string), or a list of fields. Hex is what the fields arrive as and what the signed bytes leave
+ * as: each is written once, straight into the one buffer of its encoding.
+ */
+type Field = string | readonly Field[];
 
-const EMPTY = new Uint8Array(0);
-
-function bytesOfHex(hex: string): Uint8Array {
-  return hex.length <= 2 ? EMPTY : Uint8Array.from(Buffer.from(hex.slice(2), "hex"));
+/** Even-length hex of a hex string's bytes (an odd length gets its leading zero, as viem's does). */
+function hexOfBytes(hex: string | undefined): string {
+  if (hex === undefined || hex.length <= 2) return "";
+  return hex.length % 2 === 1 ? `0${hex.slice(2)}` : hex.slice(2);
 }
 
 /** An integer as RLP wants it: big-endian, no leading zero bytes, zero as the empty string. */
-function bytesOfInt(value: bigint | number | undefined): Uint8Array {
-  if (value === undefined || value === 0 || value === 0n) return EMPTY;
-  let hex = value.toString(16);
-  if (hex.length % 2 === 1) hex = `0${hex}`;
-  return Uint8Array.from(Buffer.from(hex, "hex"));
+function hexOfInt(value: bigint | number | undefined): string {
+  if (value === undefined || value === 0 || value === 0n) return "";
+  const hex = value.toString(16);
+  return hex.length % 2 === 1 ? `0${hex}` : hex;
 }
 
-/** Leading zero bytes dropped (r and s are integers in the encoding). */
-function trimmed(bytes: Uint8Array): Uint8Array {
+/** Bytes as hex, leading zero bytes dropped (r and s are integers in the encoding). */
+function trimmedHex(bytes: Uint8Array): string {
   let i = 0;
   while (i < bytes.length && bytes[i] === 0) i++;
-  return bytes.subarray(i);
+  return Buffer.from(bytes.buffer, bytes.byteOffset + i, bytes.length - i).toString("hex");
 }
 
-function lengthPrefix(length: number, short: number, long: number): Uint8Array {
-  if (length <= 55) return Uint8Array.of(short + length);
-  const size = bytesOfInt(length);
-  return Uint8Array.of(long + size.length, ...size);
+/** Bytes needed for a length above 55 (big-endian, no leading zeros). */
+function bytesOfLength(length: number): number {
+  let size = 0;
+  for (let rest = length; rest > 0; rest = Math.floor(rest / 256)) size++;
+  return size;
 }
 
-/** RLP of one field (a byte string, or a list of fields). */
-function encode(field: Field): Uint8Array {
-  if (field instanceof Uint8Array) {
-    if (field.length === 1 && field[0]! < 0x80) return field;
-    return Buffer.concat([lengthPrefix(field.length, 0x80, 0xb7), field]);
+const prefixSize = (length: number) => (length <= 55 ? 1 : 1 + bytesOfLength(length));
+
+/** A byte string of one byte below 0x80 is its own encoding. */
+const isOwnByte = (hex: string) => hex.length === 2 && Number.parseInt(hex, 16) < 0x80;
+
+/** Encoded size of one field. */
+function sizeOf(field: Field): number {
+  if (typeof field === "string") {
+    if (isOwnByte(field)) return 1;
+    const length = field.length >>> 1;
+    return prefixSize(length) + length;
   }
-  return encodeList(field.map(encode));
+  const body = bodySize(field);
+  return prefixSize(body) + body;
 }
 
-/** A list whose items are already encoded. */
-function encodeList(items: readonly Uint8Array[]): Uint8Array {
-  const body = Buffer.concat(items);
-  return Buffer.concat([lengthPrefix(body.length, 0xc0, 0xf7), body]);
+function bodySize(fields: readonly Field[]): number {
+  let size = 0;
+  for (const field of fields) size += sizeOf(field);
+  return size;
+}
+
+function writePrefix(out: Buffer, at: number, length: number, short: number, long: number): number {
+  if (length <= 55) {
+    out[at] = short + length;
+    return at + 1;
+  }
+  const size = bytesOfLength(length);
+  out[at] = long + size;
+  for (let i = size, rest = length; i > 0; i--, rest = Math.floor(rest / 256)) out[at + i] = rest % 256;
+  return at + 1 + size;
+}
+
+function writeField(out: Buffer, at: number, field: Field): number {
+  if (typeof field === "string") {
+    if (isOwnByte(field)) {
+      out[at] = Number.parseInt(field, 16);
+      return at + 1;
+    }
+    const length = field.length >>> 1;
+    const next = writePrefix(out, at, length, 0x80, 0xb7);
+    // Buffer.write stops at the first pair that is not hex: what is left unwritten would be signed
+    // as whatever the unzeroed buffer held. Inputs are checked at the API, so this is a bug's guard.
+    if (out.write(field, next, "hex") !== length) throw new TypeError(`not hex bytes: ${field.slice(0, 80)}`);
+    return next + length;
+  }
+  let next = writePrefix(out, at, bodySize(field), 0xc0, 0xf7);
+  for (const item of field) next = writeField(out, next, item);
+  return next;
+}
+
+/** Fields encoded one after the other, no list prefix: what the unsigned and signed lists share. */
+function encodeFields(fields: readonly Field[]): Buffer {
+  const out = Buffer.allocUnsafe(bodySize(fields));
+  let at = 0;
+  for (const field of fields) at = writeField(out, at, field);
+  return out;
+}
+
+/** The list of `head` (fields already encoded) and then `tail`, behind the type byte of a typed transaction. */
+function encodeList(type: number | undefined, head: Uint8Array, tail: readonly Field[]): Buffer {
+  const body = head.length + bodySize(tail);
+  const out = Buffer.allocUnsafe((type === undefined ? 0 : 1) + prefixSize(body) + body);
+  let at = 0;
+  if (type !== undefined) out[at++] = type;
+  at = writePrefix(out, at, body, 0xc0, 0xf7);
+  out.set(head, at);
+  at += head.length;
+  for (const field of tail) at = writeField(out, at, field);
+  return out;
 }
 
 function accessListField(list: AccessList | undefined): Field {
-  return (list ?? []).map(({ address, storageKeys }) => [bytesOfHex(address), storageKeys.map(bytesOfHex)]);
+  return (list ?? []).map(({ address, storageKeys }) => [hexOfBytes(address), storageKeys.map(hexOfBytes)]);
 }
 
-/** The typed envelope: the type byte, then the list. */
-const typed = (type: number, items: readonly Uint8Array[]) =>
-  Buffer.concat([Uint8Array.of(type), encodeList(items)]);
-
-const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString("hex")}`;
-
 /** Each signature field as the encoding carries it. */
-function signatureItems(signature: SignatureBytes, v: bigint | number): Uint8Array[] {
-  return [encode(bytesOfInt(v)), encode(trimmed(signature.r)), encode(trimmed(signature.s))];
+function signatureFields(signature: SignatureBytes, v: bigint | number): Field[] {
+  return [hexOfInt(v), trimmedHex(signature.r), trimmedHex(signature.s)];
 }
 
 /** The fields of a typed transaction (1 or 2): its fee fields between the nonce and the gas. */
-function typedItems(
+function typedFields(
   tx: TransactionSerializableEIP1559 | TransactionSerializableEIP2930,
-  fees: readonly Uint8Array[],
-): Uint8Array[] {
+  fees: readonly Field[],
+): Field[] {
   return [
-    bytesOfInt(tx.chainId),
-    bytesOfInt(tx.nonce),
+    hexOfInt(tx.chainId),
+    hexOfInt(tx.nonce),
     ...fees,
-    bytesOfInt(tx.gas),
-    tx.to ? bytesOfHex(tx.to) : EMPTY,
-    bytesOfInt(tx.value),
-    bytesOfHex(tx.data ?? "0x"),
+    hexOfInt(tx.gas),
+    tx.to ? hexOfBytes(tx.to) : "",
+    hexOfInt(tx.value),
+    hexOfBytes(tx.data),
     accessListField(tx.accessList),
-  ].map(encode);
+  ];
 }
 
-const eip1559Items = (tx: TransactionSerializableEIP1559) =>
-  typedItems(tx, [bytesOfInt(tx.maxPriorityFeePerGas), bytesOfInt(tx.maxFeePerGas)]);
+const eip1559Fields = (tx: TransactionSerializableEIP1559) =>
+  typedFields(tx, [hexOfInt(tx.maxPriorityFeePerGas), hexOfInt(tx.maxFeePerGas)]);
 
-const eip2930Items = (tx: TransactionSerializableEIP2930) => typedItems(tx, [bytesOfInt(tx.gasPrice)]);
+const eip2930Fields = (tx: TransactionSerializableEIP2930) => typedFields(tx, [hexOfInt(tx.gasPrice)]);
 
-function legacyItems(tx: TransactionSerializableLegacy): Uint8Array[] {
+function legacyFields(tx: TransactionSerializableLegacy): Field[] {
   return [
-    bytesOfInt(tx.nonce),
-    bytesOfInt(tx.gasPrice),
-    bytesOfInt(tx.gas),
-    tx.to ? bytesOfHex(tx.to) : EMPTY,
-    bytesOfInt(tx.value),
-    bytesOfHex(tx.data ?? "0x"),
-  ].map(encode);
+    hexOfInt(tx.nonce),
+    hexOfInt(tx.gasPrice),
+    hexOfInt(tx.gas),
+    tx.to ? hexOfBytes(tx.to) : "",
+    hexOfInt(tx.value),
+    hexOfBytes(tx.data),
+  ];
 }
 
 /** Whether `tx` is one this file signs (else the caller serialises it the general way). */
@@ -133,25 +189,24 @@ export function signsInOnePass(tx: TransactionSerializable): boolean {
 export async function signInOnePass(tx: TransactionSerializable, sign: SignDigest): Promise<Hex> {
   if (tx.type === "eip1559" || tx.type === "eip2930") {
     const type = tx.type === "eip1559" ? 2 : 1;
-    let items: Uint8Array[];
+    let fields: Field[];
     if (tx.type === "eip1559") {
       const eip1559 = tx as TransactionSerializableEIP1559;
       assertTransactionEIP1559(eip1559);
-      items = eip1559Items(eip1559);
+      fields = eip1559Fields(eip1559);
     } else {
       const eip2930 = tx as TransactionSerializableEIP2930;
       assertTransactionEIP2930(eip2930);
-      items = eip2930Items(eip2930);
+      fields = eip2930Fields(eip2930);
     }
-    const signature = await sign(keccak_256(typed(type, items)));
-    return hexOf(typed(type, [...items, ...signatureItems(signature, signature.yParity)]));
+    const head = encodeFields(fields);
+    const signature = await sign(keccak_256(encodeList(type, head, [])));
+    return `0x${encodeList(type, head, signatureFields(signature, signature.yParity)).toString("hex")}`;
   }
   const legacy = tx as TransactionSerializableLegacy & { chainId: number };
   assertTransactionLegacy(legacy);
-  const items = legacyItems(legacy);
-  const signature = await sign(
-    keccak_256(encodeList([...items, encode(bytesOfInt(legacy.chainId)), encode(EMPTY), encode(EMPTY)])),
-  );
+  const head = encodeFields(legacyFields(legacy));
+  const signature = await sign(keccak_256(encodeList(undefined, head, [hexOfInt(legacy.chainId), "", ""])));
   const v = BigInt(legacy.chainId) * 2n + 35n + BigInt(signature.yParity);
-  return hexOf(encodeList([...items, ...signatureItems(signature, v)]));
+  return `0x${encodeList(undefined, head, signatureFields(signature, v)).toString("hex")}`;
 }

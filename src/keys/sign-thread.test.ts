@@ -107,6 +107,35 @@ it("a thread that cannot start signs everything on the event loop, losing nothin
   expect(later.every((a) => a.verified)).toBe(true);
 });
 
+it("a key, hash or public key of the wrong size is refused, and the signatures asked with it are still made", async () => {
+  const thread = new SignThread(bindings, bindingsPath);
+  const key = toBytes(keccak256(toBytes("sizes")));
+  const publicKey = nativePublicKey(key);
+  const hash = toBytes(keccak256(toBytes("h")));
+  const asked = [
+    thread.sign(key.subarray(1), hash, publicKey),
+    thread.sign(key, hash, publicKey),
+    thread.sign(key, hash.subarray(0, 31), publicKey),
+    thread.sign(key, hash, new Uint8Array(66)),
+    thread.sign(key, hash, publicKey),
+  ];
+  const settled = await Promise.allSettled(asked);
+  expect(settled.map((s) => s.status)).toEqual([
+    "rejected",
+    "fulfilled",
+    "rejected",
+    "rejected",
+    "fulfilled",
+  ]);
+  for (const i of [1, 4]) {
+    const answer = (settled[i] as PromiseFulfilledResult<Awaited<(typeof asked)[number]>>).value;
+    expect(answer.verified).toBe(true);
+    expect(Buffer.from(answer.signature)).toEqual(Buffer.from(bindings.ecdsaSign(hash, key).signature));
+  }
+  // The two made went as one list: one on the thread, one on the loop.
+  expect(thread.made).toEqual({ thread: 1, loop: 1 });
+});
+
 function nativePublicKey(key: Uint8Array): Uint8Array {
   const lib = createRequire(import.meta.url)("secp256k1") as {
     publicKeyCreate(key: Uint8Array, compressed: boolean): Uint8Array;

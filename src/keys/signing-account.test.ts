@@ -63,22 +63,43 @@ it("native signing gives byte-identical transactions to viem's, for any key and 
   );
 });
 
-it("without the addon the account is viem's own, same address and same bytes", async () => {
-  const key = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80" as const;
-  const fallback = signingAccount(key, undefined);
-  const tx: TransactionSerializable = {
+/** anvil's first dev key, and a transfer of it. */
+const KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80" as const;
+const transfer = (more: Partial<TransactionSerializable> = {}) =>
+  ({
     type: "eip1559",
     chainId: 1001,
     nonce: 0,
     gas: 21_000n,
     maxFeePerGas: 2n,
     maxPriorityFeePerGas: 1n,
-    to: fallback.address,
+    to: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
     value: 1n,
-  };
+    ...more,
+  }) as TransactionSerializable;
+
+it("without the addon the account is viem's own, same address and same bytes", async () => {
+  const key = KEY;
+  const fallback = signingAccount(key, undefined);
+  const tx = transfer({ to: fallback.address });
   expect(fallback.address).toBe("0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
   expect(await fallback.signTransaction(tx)).toBe(await signingAccount(key).signTransaction(tx));
   expect(await fallback.signMessage({ message: "hi" })).toBe(
     await signingAccount(key).signMessage({ message: "hi" }),
   );
+});
+
+it("a field that is not hex bytes is refused, never signed with what the buffer held", async () => {
+  const tx = transfer({ data: "0x12zz34" as Hex });
+  await expect(signingAccount(KEY).signTransaction(tx)).rejects.toThrow(/not hex bytes/);
+});
+
+it("odd-length data is read with its leading zero, as viem reads it", async () => {
+  for (const tx of [
+    transfer({ data: "0x123" }),
+    { type: "legacy", chainId: 1001, nonce: 3, gas: 50_000n, gasPrice: 7n, data: "0xabcde" } as const,
+  ])
+    expect(await signingAccount(KEY).signTransaction(tx)).toBe(
+      await privateKeyToAccount(KEY).signTransaction(tx),
+    );
 });
