@@ -106,7 +106,37 @@ function backendPids(): number[] {
   }
   return out;
 }
-const backendsCpu = () => backendPids().reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
+
+/**
+ * The backends' CPU over a span: each backend's own growth, read every 100 ms. A sum over the
+ * backends alive at the start and at the end lost what a backend used before it exited in between
+ * (the pool closes idle connections), and once read below zero.
+ */
+function backendsCpuSpan(): { stop(): number } {
+  const base = new Map<number, number>();
+  const last = new Map<number, number>();
+  const sample = (first: boolean) => {
+    for (const pid of backendPids()) {
+      const cpu = processCpuSeconds(pid);
+      // A live process's CPU only grows: a lower read is a backend that exited after the listing.
+      if (cpu < (last.get(pid) ?? 0)) continue;
+      // A backend that appears later started during the span: all its CPU is the span's.
+      if (!base.has(pid)) base.set(pid, first ? cpu : 0);
+      last.set(pid, cpu);
+    }
+  };
+  sample(true);
+  const timer = setInterval(() => sample(false), 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample(false);
+      let sum = 0;
+      for (const [pid, cpu] of last) sum += cpu - base.get(pid)!;
+      return sum;
+    },
+  };
+}
 
 function percentile(xs: number[], p: number): number {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -186,7 +216,7 @@ async function drive(
   const client = process.cpuUsage();
   const anvilCpu = processCpuSeconds(pids.anvil);
   const gatewayCpu = processCpuSeconds(gatewayPid);
-  const backends = backendsCpu();
+  const backends = backendsCpuSpan();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < COUNT) {
@@ -201,7 +231,7 @@ async function drive(
   const used = process.cpuUsage(client);
   const gatewayBurst = processCpuSeconds(gatewayPid) - gatewayCpu;
   const anvilBurst = processCpuSeconds(pids.anvil) - anvilCpu;
-  const backendsBurst = backendsCpu() - backends;
+  const backendsBurst = backends.stop();
   const deadline = performance.now() + MINED_DEADLINE_MS;
   let mined = (await minedCount(addresses)) - before;
   while (mined < COUNT && performance.now() < deadline) {
