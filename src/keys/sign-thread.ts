@@ -77,13 +77,6 @@ interface Answers {
   errors: (string | undefined)[];
 }
 
-/**
- * A signature costs about 45 µs to make and 60 µs to verify (libsecp256k1 on this class of CPU):
- * a sixth of what a sent transaction costs the event loop, which under load is what bounds the rate
- * (#42). Hashes asked in one turn of the event loop go to the worker as one message; a turn that
- * asks one alone signs it on the event loop (a worker's round trip would only add latency to a
- * caller who is waiting alone). A worker that fails or exits hands every job back to the event loop.
- */
 /** One buffer of the jobs, laid out as the worker reads them. */
 function packJobs(jobs: readonly Job[]): Uint8Array<ArrayBuffer> {
   const packed = new Uint8Array(jobs.length * JOB);
@@ -97,6 +90,13 @@ function packJobs(jobs: readonly Job[]): Uint8Array<ArrayBuffer> {
   return packed;
 }
 
+/**
+ * A signature costs about 45 µs to make and 60 µs to verify (libsecp256k1 on this class of CPU):
+ * a sixth of what a sent transaction costs the event loop, which under load is what bounds the rate
+ * (#42). Hashes asked in one turn of the event loop go to the worker as one message; a turn that
+ * asks one alone signs it on the event loop (a worker's round trip would only add latency to a
+ * caller who is waiting alone). A worker that fails or exits hands every job back to the event loop.
+ */
 export class SignThread {
   private worker: Worker | undefined;
   private failed = false;
