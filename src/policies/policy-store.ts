@@ -26,17 +26,20 @@ const toPolicy = (row: PoliciesTable): Policy => ({
 
 const invalidPolicy = (message: string) => new ChaingateError(message, { code: "INVALID_POLICY" });
 
+/** A policy's columns, named: a statement run by name must not take its result from `*` (store/named-statements.ts). */
+const COLUMNS = ["id", "name", "wallet_id", "api_key_id", "rules", "created_by", "created_at"] as const;
+
 /** The policies bound to a wallet, a key, or either (every signature reads one: compiled once, see PreparedQuery). */
 const BY_WALLET = new PreparedQuery((db, slot) =>
-  db.selectFrom("policies").selectAll().where("wallet_id", "=", slot<string>(0)).orderBy("created_at"),
+  db.selectFrom("policies").select(COLUMNS).where("wallet_id", "=", slot<string>(0)).orderBy("created_at"),
 );
 const BY_KEY = new PreparedQuery((db, slot) =>
-  db.selectFrom("policies").selectAll().where("api_key_id", "=", slot<string>(0)).orderBy("created_at"),
+  db.selectFrom("policies").select(COLUMNS).where("api_key_id", "=", slot<string>(0)).orderBy("created_at"),
 );
 const BY_WALLET_OR_KEY = new PreparedQuery((db, slot) =>
   db
     .selectFrom("policies")
-    .selectAll()
+    .select(COLUMNS)
     .where((eb) => eb.or([eb("wallet_id", "=", slot<string>(0)), eb("api_key_id", "=", slot<string>(1))]))
     .orderBy("created_at"),
 );

@@ -18,6 +18,7 @@ import { CLUSTER_CHANNEL, type ClusterBus, LocalBus, PostgresBus } from "./clust
 import { secureDatabaseFile } from "./data-dir.js";
 import { type CommitDurability, GroupCommit } from "./group-commit.js";
 import { MIGRATIONS } from "./migrations/index.js";
+import { runMarkedByName } from "./named-statements.js";
 import { ResilientDialect } from "./resilient-dialect.js";
 import type { Database } from "./schema.js";
 import { REQUEST_CHECKPOINT_PAGES, WalCheckpointer } from "./wal-checkpointer.js";
@@ -43,7 +44,7 @@ const NUMERIC_OID = 1700;
 /** Where the store reports faults it recovered from by itself (a dropped connection). */
 export type StoreFaultListener = (error: Error) => void;
 
-function postgresPool(url: string, onFault: StoreFaultListener): pg.Pool {
+export function postgresPool(url: string, onFault: StoreFaultListener): pg.Pool {
   // Block numbers and epoch-ms timestamps are bigint columns; they fit a JS number exactly.
   const types = {
     getTypeParser(oid: number, format?: "text" | "binary") {
@@ -54,12 +55,23 @@ function postgresPool(url: string, onFault: StoreFaultListener): pg.Pool {
         : pg.types.getTypeParser(oid, "text");
     },
   } as pg.CustomTypesConfig;
-  const pool = new pg.Pool({ connectionString: url, max: 10, types, connectionTimeoutMillis: 10_000 });
+  // Pipelined: a statement goes on the wire without waiting for the one before it to be answered
+  // (a transaction's begin and its first statement cost one round trip, see ResilientDialect).
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    types,
+    connectionTimeoutMillis: 10_000,
+    pipeline: true,
+  });
   // A connection that dies (server restart, failover, pg_terminate_backend) makes its client emit
   // "error". Unheard, that is an uncaught exception that ends the process; heard, the pool drops the
   // client and the next query opens a fresh one (ResilientDialect runs it there).
   pool.on("error", onFault);
-  pool.on("connect", (client) => client.on("error", onFault));
+  pool.on("connect", (client) => {
+    client.on("error", onFault);
+    runMarkedByName(client);
+  });
   return pool;
 }
 
@@ -90,8 +102,9 @@ export async function openStore(
     flush: () => flush.flush(),
   };
   // One group at a time on either store (decision 166): on PostgreSQL concurrent groups of one
-  // instance mostly queued on each other's nonce rows, where one bigger group commits sooner.
-  const group = new GroupCommit(db, 1, durability);
+  // instance mostly queued on each other's nonce rows, where one bigger group commits sooner. On
+  // PostgreSQL lazy writes (a sent transaction's state) have a lane of their own (decision 174).
+  const group = new GroupCommit(db, 1, durability, location.kind === "postgres");
   let bus: ClusterBus = new LocalBus();
   if (location.kind === "postgres") {
     const shared = new PostgresBus(
@@ -147,7 +160,7 @@ async function openPostgres(
   const client = await pool.connect();
   client.release();
   return {
-    db: new Kysely<Database>({ dialect: new ResilientDialect(new PostgresDialect({ pool })) }),
+    db: new Kysely<Database>({ dialect: new ResilientDialect(new PostgresDialect({ pool }), true) }),
     sqliteFile: undefined,
   };
 }

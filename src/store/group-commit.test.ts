@@ -72,6 +72,43 @@ describeEachStore("group commit", (target) => {
     expect(ran).toEqual([[2]]);
   });
 
+  /** A job of `group` that inserts `address` on chain `c` and answers its transaction. */
+  const inserting = (group: GroupCommit, c: number) => (address: string, lazy: boolean) =>
+    group.run(
+      async (trx) => {
+        await insert(trx, c, address);
+        return trx;
+      },
+      "",
+      lazy,
+    );
+
+  it("a lazy job rides with the next group; alone, it starts its own", async () => {
+    const c = ++chain;
+    const job = inserting(new GroupCommit(opened.store.db, 1), c);
+    const lazy = job("a", true);
+    const eager = job("b", false);
+    expect(await lazy).toBe(await eager);
+    await job("c", true);
+    expect(await addresses(c)).toEqual(["a", "b", "c"]);
+  });
+
+  it("with a lane of their own, lazy jobs share a group apart from the others, and closing waits for it", async () => {
+    const c = ++chain;
+    const group = new GroupCommit(opened.store.db, 1, undefined, true);
+    const job = inserting(group, c);
+    const lazies = [job("a", true), job("b", true)];
+    const eager = await job("c", false);
+    const [first, second] = await Promise.all(lazies);
+    expect(first).toBe(second);
+    expect(first).not.toBe(eager);
+    // Queued and left to its timer: drain writes it at once and waits for it.
+    const late = job("d", true);
+    await group.drain();
+    expect(await addresses(c)).toEqual(["a", "b", "c", "d"]);
+    await late;
+  });
+
   it("a job that throws leaves nothing behind and fails alone; the others of its group commit", async () => {
     const c = ++chain;
     const outcomes = await Promise.allSettled(

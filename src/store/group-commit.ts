@@ -101,43 +101,78 @@ export class GroupCommit {
   private lazyTimer: ReturnType<typeof setTimeout> | undefined;
   /** Joined jobs not yet started, by their join key (see `join`). */
   private readonly joined = new Map<string, Joined>();
+  /** Lazy jobs waiting for their own group (`lazyLane`). */
+  private lazyQueue: Job[] = [];
+  /** Whether a group of lazy jobs is being written (`lazyLane`: one at a time). */
+  private lazyInFlight = false;
 
   constructor(
     private readonly db: Kysely<Database>,
     /** Groups written at once (1 on SQLite, whose single connection serialises them anyway). */
     private readonly concurrency: number,
     private readonly durability?: CommitDurability,
+    /**
+     * Lazy jobs go in groups of their own, beside the others, instead of riding with the next one
+     * (PostgreSQL, where a group's statements are round trips: a lazy job riding with a request's
+     * group added its savepoint, its statement and its release to that request's answer; apart,
+     * a burst's lazy jobs share one statement and one commit every LAZY_MS on another connection).
+     */
+    private readonly lazyLane = false,
   ) {}
 
   /**
    * Runs `work` in the next group; `key` names the row it locks first (e.g. a nonce ledger row).
    * A `lazy` job starts no group of its own at once: it rides with the next one, or starts one
    * after LAZY_MS (a write nobody waits for, such as a sent transaction's state, then costs no
-   * commit of its own between two requests of one client).
+   * commit of its own between two requests of one client). With `lazyLane`, lazy jobs never ride:
+   * they are written together, apart, after LAZY_MS.
    */
   run<T>(work: GroupWork<T>, key = "", lazy = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       // The job runs from the group's turn, not its caller's: it keeps its caller's async context
       // (its log bindings); what the job needs of its request it takes as arguments.
-      this.queue.push({
+      const job: Job = {
         work,
         context: new AsyncResource("chaingate.group-commit"),
         key,
         resolve: resolve as (v: unknown) => void,
         reject,
-      });
+      };
+      if (lazy && this.lazyLane) {
+        this.lazyQueue.push(job);
+        this.scheduleLater();
+        return;
+      }
+      this.queue.push(job);
       if (lazy) this.scheduleLater();
       else this.schedule();
     });
   }
 
-  /** Starts a group for lazy jobs once LAZY_MS pass without another. */
+  /**
+   * Starts a group for lazy jobs once LAZY_MS pass: with `lazyLane` a group of the lazy jobs alone
+   * (one at a time), else the next group, unless another started first.
+   */
   private scheduleLater(): void {
     if (this.lazyTimer !== undefined) return;
+    if (this.lazyLane && (this.lazyInFlight || this.lazyQueue.length === 0)) return;
     this.lazyTimer = setTimeout(() => {
       this.lazyTimer = undefined;
-      this.schedule();
+      if (this.lazyLane) this.writeLazy();
+      else this.schedule();
     }, LAZY_MS);
+  }
+
+  /** Writes the lazy jobs waiting (`lazyLane`) as a group of their own. */
+  private writeLazy(): void {
+    if (this.lazyInFlight || this.lazyQueue.length === 0) return;
+    this.lazyInFlight = true;
+    const jobs = this.lazyQueue.splice(0, MAX_GROUP);
+    void this.write(jobs).finally(() => {
+      this.lazyInFlight = false;
+      this.settleDrain();
+      this.scheduleLater();
+    });
   }
 
   /**
@@ -184,13 +219,20 @@ export class GroupCommit {
     if (this.lazyTimer !== undefined) {
       clearTimeout(this.lazyTimer);
       this.lazyTimer = undefined;
-      this.schedule();
+      if (this.lazyLane) this.writeLazy();
+      else this.schedule();
     }
     return new Promise((resolve) => this.drained.add(resolve));
   }
 
   private idle(): boolean {
-    return this.queue.length === 0 && this.inFlight === 0 && this.flushing === 0;
+    return (
+      this.queue.length === 0 &&
+      this.inFlight === 0 &&
+      this.flushing === 0 &&
+      this.lazyQueue.length === 0 &&
+      !this.lazyInFlight
+    );
   }
 
   private settleDrain(): void {

@@ -128,6 +128,29 @@ describeEachStore("insertRow", (target) => {
     );
   });
 
+  it("a read that rides with the inserts answers its rows, with any number of inserts before it, and the rows are stored", async () => {
+    await insertRow(opened.store.db, "instances", { id: "ride-along", started_at: 30, seen_at: 31 });
+    const read = () =>
+      opened.store.db
+        .selectFrom("instances")
+        .select(["id", "seen_at"])
+        // A parameter of its own: numbered after the inserts' on PostgreSQL.
+        .where("started_at", "=", 30)
+        .compile();
+    for (const count of [0, 1, 3]) {
+      const rows = Array.from({ length: count }, (_, i) => ({
+        chain_id: 30 + count,
+        address: `r${i}`,
+        next_nonce: i,
+      }));
+      const answered = await opened.store.db
+        .transaction()
+        .execute((trx) => insertRowsTogether(trx, [{ table: "nonce_ledger", rows }], read()));
+      expect(answered).toEqual([{ id: "ride-along", seen_at: 31 }]);
+      expect(await ledger(30 + count)).toEqual(rows);
+    }
+  });
+
   it("rows written together where one is refused (a duplicate key): nothing of either table is kept", async () => {
     await insertRow(opened.store.db, "instances", { id: "taken", started_at: 1, seen_at: 1 });
     await expect(

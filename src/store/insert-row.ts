@@ -1,6 +1,7 @@
 /** Inserts rows of a fixed shape with the SQL Kysely compiled for that shape and count the first time: the hot write path skips building and compiling. */
 import { CompiledQuery, type DialectAdapter, type Insertable, type Kysely } from "kysely";
 import { onPostgres } from "./dialect.js";
+import { nameStatement } from "./named-statements.js";
 import type { Database } from "./schema.js";
 
 /**
@@ -42,24 +43,33 @@ export interface InsertPart<T extends keyof Database & string = keyof Database &
 }
 
 /**
- * Inserts the rows of several tables: on PostgreSQL in one statement (each insert but the last a
- * data-modifying WITH clause, so a group pays one round trip, not one a table), elsewhere one
- * statement a table, in order. Either way they are written in the caller's transaction, all or
- * none.
+ * Inserts the rows of several tables: on PostgreSQL in one statement (each insert a data-modifying
+ * WITH clause, so a group pays one round trip, not one a table), elsewhere one statement a table,
+ * in order. Either way they are written in the caller's transaction, all or none. `then`, a read
+ * that needs none of the rows, rides in the same statement on PostgreSQL as its main query (it sees
+ * the transaction as it was before the inserts, as PostgreSQL runs a statement's WITH clauses on
+ * one snapshot), elsewhere it runs after them; its rows are answered.
  */
-export async function insertRowsTogether(db: Kysely<Database>, parts: readonly InsertPart[]): Promise<void> {
+export async function insertRowsTogether<R = never>(
+  db: Kysely<Database>,
+  parts: readonly InsertPart[],
+  then?: CompiledQuery<R>,
+): Promise<R[]> {
   const inserts = parts.filter((p) => p.rows.length > 0).map((p) => insertOf(db, p.table, p.rows));
+  const statements: CompiledQuery<unknown>[] = inserts.map((i) => i.query);
+  if (then) statements.push(then);
   const inOneStatement = onPostgres(db);
-  if (!inOneStatement || inserts.length < 2 || inserts.some((i) => !i.plain)) {
+  if (!inOneStatement || statements.length < 2 || inserts.some((i) => !i.plain)) {
     for (const insert of inserts) await db.executeQuery(insert.query);
-    return;
+    return then ? (await db.executeQuery(then)).rows : [];
   }
   const clauses: string[] = [];
   const parameters: unknown[] = [];
-  for (const { query } of inserts) {
+  for (const query of statements) {
     const offset = parameters.length;
-    // The SQL is Kysely's for plain rows: quoted identifiers and $n placeholders, no literal that
-    // could hold a "$" (a value that would have compiled to SQL makes the shape not plain).
+    // The SQL is Kysely's for plain rows (or a compiled read): quoted identifiers and $n
+    // placeholders, no literal that could hold a "$" (a value that would have compiled to SQL
+    // makes the shape not plain).
     clauses.push(
       offset === 0 ? query.sql : query.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`),
     );
@@ -67,7 +77,8 @@ export async function insertRowsTogether(db: Kysely<Database>, parts: readonly I
   }
   const last = clauses.pop()!;
   const sql = `with ${clauses.map((c, i) => `w${i} as (${c})`).join(", ")} ${last}`;
-  await db.executeQuery(CompiledQuery.raw(sql, parameters));
+  nameStatement(sql);
+  return (await db.executeQuery(CompiledQuery.raw(sql, parameters) as CompiledQuery<R>)).rows;
 }
 
 /**
@@ -105,7 +116,10 @@ function insertOf<T extends keyof Database & string>(
   if (allPlain) {
     same = query.parameters.length === values.length && query.parameters.every((p, i) => p === values[i]);
     // One compile is enough to know: a shape whose SQL cannot be reused is not tried again.
-    if (sql === undefined) shapes.set(shape, same ? query.sql : null);
+    if (sql === undefined) {
+      shapes.set(shape, same ? query.sql : null);
+      if (same) nameStatement(query.sql);
+    }
   }
   return { query, plain: same };
 }

@@ -1,5 +1,6 @@
 /** A query Kysely compiles once per dialect with slots for its arguments, then runs with new arguments: hot statements skip building and compiling. */
 import { type Compilable, CompiledQuery, type DialectAdapter, type Kysely, type QueryResult } from "kysely";
+import { nameStatement } from "./named-statements.js";
 import type { Database } from "./schema.js";
 
 /** Stands for an argument in the builder; the compiled SQL keeps it as a parameter. */
@@ -32,6 +33,11 @@ export class PreparedQuery<Row> {
   constructor(private readonly build: (db: Kysely<Database>, slot: SlotOf) => Compilable<Row>) {}
 
   async execute(db: Kysely<Database>, args: readonly unknown[]): Promise<QueryResult<Row>> {
+    return await db.executeQuery<Row>(this.query(db, args));
+  }
+
+  /** The statement with `args`, not run (for a caller that runs it as part of another). */
+  query(db: Kysely<Database>, args: readonly unknown[]): CompiledQuery<Row> {
     const adapter = db.getExecutor().adapter;
     let compiled = this.compiled.get(adapter);
     if (!compiled) {
@@ -39,7 +45,7 @@ export class PreparedQuery<Row> {
       this.compiled.set(adapter, compiled);
     }
     const parameters = compiled.parameters.map((p) => ("slot" in p ? args[p.slot] : p.value));
-    return db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters));
+    return CompiledQuery.raw(compiled.sql, parameters) as CompiledQuery<Row>;
   }
 
   private compile(db: Kysely<Database>, arity: number): Compiled {
@@ -53,6 +59,7 @@ export class PreparedQuery<Row> {
       throw new Error(
         `prepared query: ${arity} arguments, ${used.size} slots compiled as parameters: ${query.sql}`,
       );
+    nameStatement(query.sql);
     return { sql: query.sql, parameters };
   }
 }

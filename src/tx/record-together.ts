@@ -2,6 +2,7 @@
 import { CompiledQuery, type Transaction } from "kysely";
 import type { Admission, PolicyGuard } from "../policies/policy-guard.js";
 import { onPostgres } from "../store/dialect.js";
+import { nameStatement } from "../store/named-statements.js";
 import { PreparedQuery } from "../store/prepared-query.js";
 import type { Database, TransactionsTable } from "../store/schema.js";
 import type { Fees } from "./fee-oracle.js";
@@ -97,6 +98,7 @@ select t.chain_id, t.address, t.next_nonce, t.count,
       and s.nonce >= t.next_nonce - t.count and s.nonce < t.next_nonce
     limit 1) as handed
 from taken t`;
+nameStatement(TAKE_ALL);
 
 interface Taken {
   chain_id: string | number;
