@@ -59,3 +59,19 @@ describeEachStore("named statements", (target) => {
     }
   });
 });
+
+// Last in the file: it fills this process's registry.
+it("past the cap of named statements a marked text runs unnamed, and the earlier names stay", () => {
+  const first = 'select "id" from "webhooks" -- cap test, first';
+  nameStatement(first);
+  const name = statementName(first);
+  for (let i = 0; i < 600; i++)
+    nameStatement(`select "id" from "webhooks" where "owner" = $1 -- cap test ${i}`);
+  expect(statementName('select "id" from "webhooks" where "owner" = $1 -- cap test 599')).toBeUndefined();
+  expect(statementName(first)).toBe(name);
+  const named = Array.from({ length: 600 }, (_, i) =>
+    statementName(`select "id" from "webhooks" where "owner" = $1 -- cap test ${i}`),
+  ).filter((n) => n !== undefined);
+  expect(new Set(named).size).toBe(named.length);
+  expect(named.length).toBeLessThan(500);
+});
