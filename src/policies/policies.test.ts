@@ -60,6 +60,7 @@ describeEachStore("signing policies and the audit log", (target) => {
   let aliceId: string;
   let alice: string;
   let bob: string;
+  let bobId: string;
   const env = {
     CHAINGATE_TRACKER_INTERVAL_MS: "100",
     CHAINGATE_SEAL_KEY: SEAL_KEY,
@@ -108,7 +109,9 @@ describeEachStore("signing policies and the audit log", (target) => {
     const made = await keys.create("user", "alice");
     alice = made.key;
     aliceId = made.id;
-    bob = (await keys.create("user", "bob")).key;
+    const bobs = await keys.create("user", "bob");
+    bob = bobs.key;
+    bobId = bobs.id;
     await keysInForce(rt, [admin, alice, bob]);
   });
   const receivers: Receiver[] = [];
@@ -274,6 +277,31 @@ describeEachStore("signing policies and the audit log", (target) => {
     expect(deleted.status).toBe(204);
     expect((await rpc(rt, alice, "personal_sign", ["0x01", wallet.address])).error).toBeUndefined();
     expect((await get(rt, admin, `/policies/${noMessages.id}`)).status).toBe(404);
+  });
+
+  it("a policy made after a wallet's sends binds its next send (on PostgreSQL read by the record's own statement)", async () => {
+    const wallet = await unattendedWallet();
+    // The first send reads the wallet's policies (none); the next ones may leave the read to the record.
+    for (let i = 0; i < 2; i++) expect((await send(rt, wallet.address, OTHER, TENTH)).error).toBeUndefined();
+    const before = { ...rt.pipeline.recorded };
+    // Bound to the wallet and to another key: not alice's, so her sends stay recorded together.
+    await policy({
+      name: "bob's",
+      wallet_id: wallet.id,
+      api_key_id: bobId,
+      rules: { recipients: [ALLOWED] },
+    });
+    expect((await send(rt, wallet.address, OTHER, TENTH)).error).toBeUndefined();
+    expect(rt.pipeline.recorded.together - before.together).toBe(1);
+    expect(rt.pipeline.recorded.alone - before.alone).toBe(0);
+    const made = await policy({
+      name: "one recipient",
+      wallet_id: wallet.id,
+      rules: { recipients: [ALLOWED] },
+    });
+    const refused = await send(rt, wallet.address, OTHER, TENTH);
+    expect(refused.error).toMatchObject({ code: -32003, data: { rule: "recipients", policy_id: made.id } });
+    expect((await send(rt, wallet.address, ALLOWED, TENTH)).error).toBeUndefined();
   });
 
   it("a fee cap and a gas cap refuse before anything is signed; eth_signTransaction counts against the day", async () => {

@@ -48,7 +48,17 @@ export interface Admission {
   request: SigningRequest;
   facts: TransactionFacts;
   limits: DailyLimit[];
+  /**
+   * The policies were not read (`admitLater`): the signing transaction must find none bound to the
+   * wallet or the key, or the request is admitted again, by `admit`, before anything is signed.
+   */
+  unread?: true;
 }
+
+/** Pairs of a wallet and a key kept as having had no policy (a bound on the hint's memory, not on correctness). */
+const MAX_UNPOLICED = 10_000;
+
+const pairOf = (request: SigningRequest) => `${request.walletId}\u0000${request.apiKeyId}`;
 
 export interface PolicyGuardOptions {
   store: Store;
@@ -85,6 +95,8 @@ export class DailyLimitDenied extends Error {
 
 export class PolicyGuard {
   private readonly now: () => number;
+  /** Wallet and key pairs whose policies, when last read, were none (see `admitLater`). */
+  private readonly unpoliced = new Set<string>();
   isEndpoint: (chainId: number, address: string) => boolean;
 
   constructor(private readonly options: PolicyGuardOptions) {
@@ -103,9 +115,19 @@ export class PolicyGuard {
 
   private async factsOf(request: SigningRequest) {
     const policies = await this.options.policies.applying(request.walletId, request.apiKeyId);
+    const pair = pairOf(request);
+    if (policies.length > 0) this.unpoliced.delete(pair);
+    else {
+      if (this.unpoliced.size >= MAX_UNPOLICED) this.unpoliced.clear();
+      this.unpoliced.add(pair);
+    }
+    return { policies, facts: this.transactionFacts(request) };
+  }
+
+  private transactionFacts(request: SigningRequest): TransactionFacts {
     const to = request.to?.toLowerCase() ?? null;
     const toEndpoint = to !== null && this.isEndpoint(request.chainId, to);
-    const facts: TransactionFacts = {
+    return {
       chainId: request.chainId,
       to,
       value: request.value,
@@ -114,7 +136,20 @@ export class PolicyGuard {
       call: decodeCall(to, request.data, toEndpoint),
       toEndpoint,
     };
-    return { policies, facts };
+  }
+
+  /**
+   * An admission whose policies are read later, by the signing transaction's first statement
+   * (PostgreSQL, decision 179: a round trip fewer), for a request whose wallet and key had no
+   * policy when last read; undefined otherwise. With no policy there is nothing to deny, simulate
+   * or count, so `admit` would answer the same admission. Where the statement finds a policy the
+   * request is admitted again, by `admit`, before anything is signed (see Admission.unread). Read
+   * in the transaction, the policies are still those committed before the request arrived, or
+   * later ones (decision 159).
+   */
+  admitLater(request: SigningRequest): Admission | undefined {
+    if (!this.unpoliced.has(pairOf(request))) return undefined;
+    return { request, facts: this.transactionFacts(request), limits: [], unread: true };
   }
 
   /**

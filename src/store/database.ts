@@ -103,8 +103,10 @@ export async function openStore(
   };
   // One group at a time on either store (decision 166): on PostgreSQL concurrent groups of one
   // instance mostly queued on each other's nonce rows, where one bigger group commits sooner. On
-  // PostgreSQL lazy writes (a sent transaction's state) have a lane of their own (decision 174).
-  const group = new GroupCommit(db, 1, durability, location.kind === "postgres");
+  // PostgreSQL lazy writes (a sent transaction's state) have a lane of their own (decision 174),
+  // and a lone job's commit can follow its last statement unanswered (decision 178).
+  const isPostgres = location.kind === "postgres";
+  const group = new GroupCommit(db, 1, { durability, lazyLane: isPostgres, pipelinedCommit: isPostgres });
   let bus: ClusterBus = new LocalBus();
   if (location.kind === "postgres") {
     const shared = new PostgresBus(

@@ -3,7 +3,7 @@ import { sql, type Transaction } from "kysely";
 import { expect, it } from "vitest";
 import { describeEachStore, suiteStore, tempStore } from "../test-support/stores.js";
 import { openStore } from "./database.js";
-import { GroupCommit, MAX_GROUP } from "./group-commit.js";
+import { GroupCommit, LastStatement, MAX_GROUP } from "./group-commit.js";
 import type { Database } from "./schema.js";
 
 describeEachStore("group commit", (target) => {
@@ -95,7 +95,7 @@ describeEachStore("group commit", (target) => {
 
   it("with a lane of their own, lazy jobs share a group apart from the others, and closing waits for it", async () => {
     const c = ++chain;
-    const group = new GroupCommit(opened.store.db, 1, undefined, true);
+    const group = new GroupCommit(opened.store.db, 1, { lazyLane: true });
     const job = inserting(group, c);
     const lazies = [job("a", true), job("b", true)];
     const eager = await job("c", false);
@@ -140,6 +140,57 @@ describeEachStore("group commit", (target) => {
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(await addresses(c)).toEqual(["a", "z"]);
+  });
+
+  /** A job that inserts `first`, then ends with the insert of `last` on the wire (a LastStatement). */
+  const endingWith = (c: number, first: string, last: string) => async (trx: Transaction<Database>) => {
+    await insert(trx, c, first);
+    return LastStatement.send(
+      trx,
+      trx.insertInto("nonce_ledger").values({ chain_id: c, address: last, next_nonce: 0 }).compile(),
+    );
+  };
+
+  it("a job that ends with its last statement on the wire commits it; when that statement fails, none of the job's writes is kept", async () => {
+    const c = ++chain;
+    // Alone in its group (on PostgreSQL its commit goes behind the statement, unanswered).
+    expect(await opened.store.group.run(endingWith(c, "a", "b"))).toBeUndefined();
+    expect(await addresses(c)).toEqual(["a", "b"]);
+    // "a" again: a constraint violation, heard only after the commit was sent on PostgreSQL, and on
+    // SQLite (where a failed statement aborts nothing) before the commit.
+    await expect(opened.store.group.run(endingWith(c, "c", "a"))).rejects.toThrow(/unique|duplicate/i);
+    expect(await addresses(c)).toEqual(["a", "b"]);
+    // In a group of several it fails alone, and the others commit.
+    const outcomes = await Promise.allSettled([
+      opened.store.group.run(endingWith(c, "d", "e")),
+      opened.store.group.run(endingWith(c, "f", "b")),
+      opened.store.group.run(endingWith(c, "g", "h")),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(await addresses(c)).toEqual(["a", "b", "d", "e", "g", "h"]);
+  });
+
+  it("a joined job's last statement that fails fails its batch, mapped as the job says", async () => {
+    const c = ++chain;
+    await opened.store.group.run((trx) => insert(trx, c, "taken"));
+    const join = (address: string) =>
+      opened.store.group.join(`last:${c}`, address, async (trx, items: string[]) => {
+        for (const item of items.slice(1)) await insert(trx, c, item);
+        return LastStatement.send(
+          trx,
+          trx.insertInto("nonce_ledger").values({ chain_id: c, address: items[0]!, next_nonce: 0 }).compile(),
+        ).failingWith((error) => new Error(`batch taken back: ${(error as Error).message}`));
+      });
+    const outcomes = await Promise.allSettled(["taken", "x", "y"].map(join));
+    for (const outcome of outcomes) {
+      expect(outcome.status).toBe("rejected");
+      expect((outcome as PromiseRejectedResult).reason.message).toMatch(
+        /^batch taken back: .*(unique|duplicate)/i,
+      );
+    }
+    expect(await addresses(c)).toEqual(["taken"]);
+    await Promise.all(["ok", "x", "y"].map(join));
+    expect(await addresses(c)).toEqual(["ok", "taken", "x", "y"]);
   });
 
   it("jobs run in the order of their lock keys, one key's jobs in arrival order", async () => {

@@ -29,6 +29,64 @@ const ROLLBACK_TO = CompiledQuery.raw("rollback to savepoint job");
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
+ * What a job returns when its last statement is on the wire and unanswered (PostgreSQL, decision
+ * 178): a group of that job alone sends its commit right behind it (one round trip for both), and
+ * the job succeeds only if the statement did. PostgreSQL aborts a transaction at its first failed
+ * statement and answers the commit that follows with a rollback, not an error: the statement's own
+ * answer, which comes first, says which it was. Anywhere else (a group of several jobs, SQLite,
+ * where a failed statement aborts nothing) the group waits for the answer before it goes on.
+ */
+export class LastStatement {
+  private constructor(readonly answered: Promise<unknown>) {
+    // Heard by the group, after the commit: not an unhandled rejection meanwhile.
+    answered.catch(() => {});
+  }
+
+  /**
+   * Sends `query` in `trx` now, as one statement on the wire, for the job to return at once (a
+   * statement sent after it would be sent behind the commit).
+   */
+  static send(trx: Transaction<Database>, query: CompiledQuery): LastStatement {
+    return new LastStatement(trx.executeQuery(query));
+  }
+
+  /** The same statement, failing with what `translate` makes of its error. */
+  failingWith(translate: (error: unknown) => unknown): LastStatement {
+    return new LastStatement(
+      this.answered.catch((error: unknown) => {
+        throw translate(error);
+      }),
+    );
+  }
+}
+
+/** What a job's caller hears: its work's answer, nothing in place of a LastStatement. */
+type Answer<T> = T extends LastStatement ? undefined : T;
+
+/** The answer a job's work gave, once its last statement is answered. */
+async function settled(value: unknown): Promise<unknown> {
+  if (!(value instanceof LastStatement)) return value;
+  await value.answered;
+  return undefined;
+}
+
+export interface GroupCommitOptions {
+  durability?: CommitDurability | undefined;
+  /**
+   * Lazy jobs go in groups of their own, beside the others, instead of riding with the next one
+   * (PostgreSQL, where a group's statements are round trips: a lazy job riding with a request's
+   * group added its savepoint, its statement and its release to that request's answer; apart,
+   * a burst's lazy jobs share one statement and one commit every LAZY_MS on another connection).
+   */
+  lazyLane?: boolean;
+  /**
+   * A job alone in its group that returns a LastStatement has its commit sent behind that
+   * statement, unanswered (PostgreSQL with a pipelining driver; see LastStatement).
+   */
+  pipelinedCommit?: boolean;
+}
+
+/**
  * How a group's commit reaches the disk when the store can do it off the event loop (file SQLite,
  * see WalFlush): `relax` runs on the group's connection before its transaction (commit without
  * syncing), `restore` after it, and `flush()` resolves once the commit is durable. Without it
@@ -106,19 +164,20 @@ export class GroupCommit {
   /** Whether a group of lazy jobs is being written (`lazyLane`: one at a time). */
   private lazyInFlight = false;
 
+  private readonly durability: CommitDurability | undefined;
+  private readonly lazyLane: boolean;
+  private readonly pipelinedCommit: boolean;
+
   constructor(
     private readonly db: Kysely<Database>,
     /** Groups written at once (1 on SQLite, whose single connection serialises them anyway). */
     private readonly concurrency: number,
-    private readonly durability?: CommitDurability,
-    /**
-     * Lazy jobs go in groups of their own, beside the others, instead of riding with the next one
-     * (PostgreSQL, where a group's statements are round trips: a lazy job riding with a request's
-     * group added its savepoint, its statement and its release to that request's answer; apart,
-     * a burst's lazy jobs share one statement and one commit every LAZY_MS on another connection).
-     */
-    private readonly lazyLane = false,
-  ) {}
+    options: GroupCommitOptions = {},
+  ) {
+    this.durability = options.durability;
+    this.lazyLane = options.lazyLane ?? false;
+    this.pipelinedCommit = options.pipelinedCommit ?? false;
+  }
 
   /**
    * Runs `work` in the next group; `key` names the row it locks first (e.g. a nonce ledger row).
@@ -127,8 +186,8 @@ export class GroupCommit {
    * commit of its own between two requests of one client). With `lazyLane`, lazy jobs never ride:
    * they are written together, apart, after LAZY_MS.
    */
-  run<T>(work: GroupWork<T>, key = "", lazy = false): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
+  run<T>(work: GroupWork<T>, key = "", lazy = false): Promise<Answer<T>> {
+    return new Promise<Answer<T>>((resolve, reject) => {
       // The job runs from the group's turn, not its caller's: it keeps its caller's async context
       // (its log bindings); what the job needs of its request it takes as arguments.
       const job: Job = {
@@ -184,7 +243,8 @@ export class GroupCommit {
   join<T>(
     joinKey: string,
     item: T,
-    work: (trx: Transaction<Database>, items: T[]) => Promise<void>,
+    /** What it answers is not heard (a LastStatement it returns is, see `run`). */
+    work: (trx: Transaction<Database>, items: T[]) => Promise<unknown>,
     key = "",
     lazy = false,
   ): Promise<void> {
@@ -201,11 +261,11 @@ export class GroupCommit {
     batch.done = this.run(
       async (trx) => {
         close();
-        await work(trx, batch.items as T[]);
+        return work(trx, batch.items as T[]);
       },
       key,
       lazy,
-    );
+    ).then(() => undefined);
     // A group lost before this job started (its transaction could not begin) settles it without
     // running it: later items must not join a batch whose answer is already given.
     batch.done.then(close, close);
@@ -267,7 +327,10 @@ export class GroupCommit {
     if (jobs.length === 1) {
       // Alone: a plain transaction, no savepoint to pay for.
       const job = jobs[0]!;
-      const outcome = await this.committed((trx) => job.context.runInAsyncScope(job.work, null, trx));
+      const outcome = await this.committed(
+        (trx) => job.context.runInAsyncScope(job.work, null, trx),
+        this.pipelinedCommit,
+      );
       if (!outcome.ok && isConflict(outcome.error) && (job.conflicts ?? 0) < CONFLICT_RETRIES) {
         job.conflicts = (job.conflicts ?? 0) + 1;
         await conflictPause(job.conflicts);
@@ -285,7 +348,7 @@ export class GroupCommit {
         const last = i === jobs.length - 1;
         await trx.executeQuery(SAVEPOINT);
         try {
-          const value = await job.context.runInAsyncScope(job.work, null, trx);
+          const value = await settled(await job.context.runInAsyncScope(job.work, null, trx));
           if (!last) await trx.executeQuery(RELEASE);
           outcomes.push({ ok: true, value });
         } catch (error) {
@@ -301,16 +364,26 @@ export class GroupCommit {
     this.settle(jobs, outcomes, group.ok ? undefined : group.error);
   }
 
-  /** Runs `work` in a transaction and commits it (without waiting for the disk where `durability` flushes later). */
-  private async committed(work: (trx: Transaction<Database>) => Promise<unknown>): Promise<Outcome> {
+  /**
+   * Runs `work` in a transaction and commits it (without waiting for the disk where `durability`
+   * flushes later). With `pipelined`, a LastStatement the work returns is answered after the
+   * commit was sent, and decides the outcome; otherwise it is answered before the commit.
+   */
+  private async committed(
+    work: (trx: Transaction<Database>) => Promise<unknown>,
+    pipelined = false,
+  ): Promise<Outcome> {
     const { durability } = this;
     try {
-      if (!durability) return { ok: true, value: await this.db.transaction().execute(work) };
+      if (pipelined && !durability)
+        return { ok: true, value: await settled(await this.db.transaction().execute(work)) };
+      const answered = async (trx: Transaction<Database>) => settled(await work(trx));
+      if (!durability) return { ok: true, value: await this.db.transaction().execute(answered) };
       // One connection held throughout, so no other transaction commits while syncing is relaxed.
       return await this.db.connection().execute(async (connection) => {
         await connection.executeQuery(durability.relax);
         try {
-          return { ok: true, value: await connection.transaction().execute(work) };
+          return { ok: true, value: await connection.transaction().execute(answered) };
         } finally {
           // A pragma that only sets a flag: it fails only with the connection, and then nothing
           // more commits on it in either mode.

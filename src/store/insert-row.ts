@@ -55,14 +55,38 @@ export async function insertRowsTogether<R = never>(
   parts: readonly InsertPart[],
   then?: CompiledQuery<R>,
 ): Promise<R[]> {
-  const inserts = parts.filter((p) => p.rows.length > 0).map((p) => insertOf(db, p.table, p.rows));
+  const inserts = insertsOf(db, parts);
+  const one = oneStatement(db, inserts, then);
+  if (one) return (await db.executeQuery(one)).rows;
+  for (const insert of inserts) await db.executeQuery(insert.query);
+  return then ? (await db.executeQuery(then)).rows : [];
+}
+
+/**
+ * The rows of `parts` as one statement (as `insertRowsTogether` would run them), or undefined
+ * where they take several: SQLite, or a value that compiles to SQL.
+ */
+export function insertRowsStatement(
+  db: Kysely<Database>,
+  parts: readonly InsertPart[],
+): CompiledQuery<never> | undefined {
+  return oneStatement<never>(db, insertsOf(db, parts), undefined);
+}
+
+type Insert = ReturnType<typeof insertOf>;
+
+const insertsOf = (db: Kysely<Database>, parts: readonly InsertPart[]): Insert[] =>
+  parts.filter((p) => p.rows.length > 0).map((p) => insertOf(db, p.table, p.rows));
+
+function oneStatement<R>(
+  db: Kysely<Database>,
+  inserts: readonly Insert[],
+  then: CompiledQuery<R> | undefined,
+): CompiledQuery<R> | undefined {
   const statements: CompiledQuery<unknown>[] = inserts.map((i) => i.query);
   if (then) statements.push(then);
-  const inOneStatement = onPostgres(db);
-  if (!inOneStatement || statements.length < 2 || inserts.some((i) => !i.plain)) {
-    for (const insert of inserts) await db.executeQuery(insert.query);
-    return then ? (await db.executeQuery(then)).rows : [];
-  }
+  if (statements.length === 1) return statements[0] as CompiledQuery<R>;
+  if (statements.length === 0 || !onPostgres(db) || inserts.some((i) => !i.plain)) return undefined;
   const clauses: string[] = [];
   const parameters: unknown[] = [];
   for (const query of statements) {
@@ -78,7 +102,7 @@ export async function insertRowsTogether<R = never>(
   const last = clauses.pop()!;
   const sql = `with ${clauses.map((c, i) => `w${i} as (${c})`).join(", ")} ${last}`;
   nameStatement(sql);
-  return (await db.executeQuery(CompiledQuery.raw(sql, parameters) as CompiledQuery<R>)).rows;
+  return CompiledQuery.raw(sql, parameters) as CompiledQuery<R>;
 }
 
 /**

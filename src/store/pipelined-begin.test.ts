@@ -1,9 +1,10 @@
 /** PostgreSQL: a transaction's begin goes on the wire with its first statement (one round trip), and every way a transaction ends still holds. */
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { CompiledQuery, Kysely, PostgresDialect, sql, type Transaction } from "kysely";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POSTGRES_AVAILABLE, type TempStore, tempStore } from "../test-support/stores.js";
 import { openStore, postgresPool } from "./database.js";
+import { GroupCommit, LastStatement } from "./group-commit.js";
 import { ResilientDialect } from "./resilient-dialect.js";
 import type { Database } from "./schema.js";
 
@@ -87,6 +88,30 @@ describe.skipIf(!POSTGRES_AVAILABLE)("a pipelined begin [postgres]", () => {
     // Neither left a transaction open on its connection.
     const { rows } = await sql<{ open: boolean }>`select now() <> statement_timestamp() as open`.execute(db);
     expect(rows).toEqual([{ open: false }]);
+  });
+
+  it("a lone group job's commit is sent behind its last statement, unanswered; when that statement fails nothing is committed", async () => {
+    const group = new GroupCommit(db, 1, { pipelinedCommit: true });
+    const job = (id: string, last: string) => async (trx: Transaction<Database>) => {
+      await trx.insertInto("instances").values({ id, started_at: 1, seen_at: 2 }).execute();
+      return LastStatement.send(trx, CompiledQuery.raw(last));
+    };
+    wire.length = 0;
+    await group.run(job("last-ok", "select pg_sleep(0.05)"));
+    expect(wire.indexOf("sent commit")).toBeGreaterThan(wire.indexOf("sent select pg_sleep(0.05)"));
+    expect(wire.indexOf("sent commit")).toBeLessThan(wire.indexOf("answered select pg_sleep(0.05)"));
+    // A statement that fails aborts the transaction: PostgreSQL answers the commit with a rollback
+    // (no error), and the job hears the statement's own error.
+    wire.length = 0;
+    await expect(group.run(job("last-failed", "select 1 / 0"))).rejects.toThrow(/division by zero/);
+    expect(wire.indexOf("sent commit")).toBeLessThan(wire.indexOf("failed select 1 / 0"));
+    const kept = await db
+      .selectFrom("instances")
+      .select("id")
+      .where("id", "in", ["last-ok", "last-failed"])
+      .execute();
+    expect(kept).toEqual([{ id: "last-ok" }]);
+    await group.drain();
   });
 
   it("a transaction with an isolation level begins as before, and reads what it wrote", async () => {

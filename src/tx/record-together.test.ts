@@ -16,6 +16,7 @@ describeEachStore("sends recorded together", (target) => {
 
   it("40 sends at once from two addresses: each address's nonces are 0..19 in one sequence, each send has its row and its audit entry, and no spend row is written without a limit", async () => {
     const wallet = await fundedCustody(rt, { password: PASSWORD, addresses: 2 });
+    const before = { ...rt.pipeline.recorded };
     const answers = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
         rt.post("/transaction", {
@@ -27,6 +28,9 @@ describeEachStore("sends recorded together", (target) => {
       ),
     );
     for (const answer of answers) expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+    // Every one in a joined record: none was taken back to be recorded alone.
+    expect(rt.pipeline.recorded.together - before.together).toBe(40);
+    expect(rt.pipeline.recorded.alone - before.alone).toBe(0);
     const hashes = answers.map((a) => (a.json as { tx_hash: string }).tx_hash);
     const rows = await rt.store.db
       .selectFrom("transactions")

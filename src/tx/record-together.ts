@@ -1,10 +1,12 @@
 /** Plain sends that arrive in one turn recorded as one group-commit job: nonces taken once per address, each table written once. */
 import { CompiledQuery, type Transaction } from "kysely";
-import type { Admission, PolicyGuard } from "../policies/policy-guard.js";
+import type { Admission, PolicyGuard, SigningRequest } from "../policies/policy-guard.js";
 import { onPostgres } from "../store/dialect.js";
+import type { LastStatement } from "../store/group-commit.js";
 import { nameStatement } from "../store/named-statements.js";
 import { PreparedQuery } from "../store/prepared-query.js";
 import type { Database, TransactionsTable } from "../store/schema.js";
+import { webhooksWereRead } from "../webhooks/outbox.js";
 import type { Fees } from "./fee-oracle.js";
 import type { NonceLedger } from "./nonce-ledger.js";
 import { queuedRow, type SignedOperation, signOperation } from "./signed-operation.js";
@@ -30,11 +32,12 @@ export interface RecordTogetherDeps {
 
 /**
  * Whether a request may be recorded with others: nothing in it needs a step of its own inside the
- * signing transaction (a caller's own nonce, EIP-7702 authorizations that take other nonces, a
- * rolling limit counted under the lock). Everything else goes the one-job-per-request way.
+ * signing transaction (a caller's own nonce, EIP-7702 authorizations that take other nonces; its
+ * admission must count no rolling limit under the lock either). Everything else goes the
+ * one-job-per-request way.
  */
-export function recordsTogether(op: SignedOperation, admission: Admission): boolean {
-  return op.nonce === undefined && op.authorizations === undefined && admission.limits.length === 0;
+export function recordsTogether(op: SignedOperation): boolean {
+  return op.nonce === undefined && op.authorizations === undefined;
 }
 
 /** Something a request of the batch needs that only the one-job path does (bytes handed out at its nonce). */
@@ -73,12 +76,19 @@ const HANDED_OUT_BETWEEN = new PreparedQuery((db, slot) =>
  * PostgreSQL: every address's nonces of the group taken, and each range checked for handed-out
  * bytes, by one statement (one round trip for a group of any number of addresses, not two an
  * address). The rows are locked in the order of their `chain:address` keys, as every group takes
- * its rows, before any is raised. SQLite has no round trip to save: it runs two prepared
- * statements an address (one statement for all measured no faster there, and slower at one address).
+ * its rows, before any is raised. The owner's webhooks are read by it too, when the group's
+ * requests have one owner: the inserts that follow are then the group's last statement, and its
+ * commit is sent behind them unanswered (decision 178). So are the policies of the wallets and
+ * keys of requests admitted without reading them: any found bound to one sends the group the
+ * one-by-one way, each request admitted again (decision 179). Its lists come as JSON rather than
+ * arrays: PostgreSQL sizes an array parameter from its value, so each run was planned anew for its
+ * array (0.5 ms of the backend's time a group); from JSON it sizes every run alike, and keeps one
+ * generic plan. SQLite has no round trip to save: it runs two prepared statements an address (one
+ * statement for all measured no faster there, and slower at one address).
  */
 const TAKE_ALL = `
 with wanted as (
-  select * from unnest($1::bigint[], $2::text[], $3::bigint[]) as w(chain_id, address, count)
+  select * from json_to_recordset($1::json) as w(chain_id bigint, address text, count bigint)
 ),
 locked as (
   select l.chain_id, l.address, w.count
@@ -91,12 +101,28 @@ taken as (
   from locked k
   where n.chain_id = k.chain_id and n.address = k.address
   returning n.chain_id, n.address, n.next_nonce, k.count
+),
+hooks as (
+  select coalesce(json_agg(json_build_object('id', h.id, 'events', h.events)), '[]'::json) as list
+  from webhooks h
+  where $3::boolean and h.owner is not distinct from $2::text
+),
+policed as (
+  select exists (
+    select 1 from policies p
+    join json_to_recordset($4::json) as r(wallet_id text, api_key_id text)
+      on (p.wallet_id = r.wallet_id or p.api_key_id = r.api_key_id)
+      and (p.wallet_id is null or p.wallet_id = r.wallet_id)
+      and (p.api_key_id is null or p.api_key_id = r.api_key_id)
+  ) as found
 )
 select t.chain_id, t.address, t.next_nonce, t.count,
   (select s.nonce from signed_payloads s
     where s.chain_id = t.chain_id and s.address = t.address
       and s.nonce >= t.next_nonce - t.count and s.nonce < t.next_nonce
-    limit 1) as handed
+    limit 1) as handed,
+  (select list from hooks) as hooks,
+  (select found from policed) as policed
 from taken t`;
 nameStatement(TAKE_ALL);
 
@@ -106,6 +132,10 @@ interface Taken {
   next_nonce: string | number;
   count: string | number;
   handed: string | number | null;
+  /** The owner's webhooks (json), or none when not asked. */
+  hooks: { id: string; events: string }[];
+  /** Whether a policy applies to a request whose policies were not read (PolicyStore.applying's rule). */
+  policed: boolean;
 }
 
 /**
@@ -119,15 +149,21 @@ export async function recordTogether(
   trx: Transaction<Database>,
   items: readonly RecordItem[],
   deps: RecordTogetherDeps,
-): Promise<void> {
-  try {
-    await writeTogether(trx, items, deps);
-  } catch (error) {
+): Promise<LastStatement | undefined> {
+  const takeBack = (error: unknown) => {
     for (const item of items) {
       item.row = undefined;
       item.apart = error;
     }
-    throw new TakenBack(error);
+    return new TakenBack(error);
+  };
+  try {
+    const last = await writeTogether(trx, items, deps);
+    // Inserts still on the wire: when they fail the transaction is not committed (their answer
+    // decides the job's, see LastStatement), so the batch is taken back as if they had thrown here.
+    return last?.failingWith(takeBack);
+  } catch (error) {
+    throw takeBack(error);
   }
 }
 
@@ -144,22 +180,31 @@ function refuseHandedOut(handed: string | number | null | undefined): void {
 async function takeNonces(
   trx: Transaction<Database>,
   wanted: readonly { key: string; chainId: number; address: string; count: number }[],
+  /** The owner of every request of the group, whose webhooks are read with the nonces; undefined when several. */
+  owner: { is: string | null } | undefined,
+  /** The requests admitted without reading their policies (Admission.unread). */
+  unread: readonly SigningRequest[],
   deps: RecordTogetherDeps,
 ): Promise<Map<string, number>> {
   const firsts = new Map<string, number>();
   if (onPostgres(trx)) {
     const { rows } = await trx.executeQuery<Taken>(
       CompiledQuery.raw(TAKE_ALL, [
-        wanted.map((w) => w.chainId),
-        wanted.map((w) => w.address),
-        wanted.map((w) => w.count),
+        JSON.stringify(wanted.map((w) => ({ chain_id: w.chainId, address: w.address, count: w.count }))),
+        owner?.is ?? null,
+        owner !== undefined,
+        JSON.stringify(unread.map((r) => ({ wallet_id: r.walletId, api_key_id: r.apiKeyId }))),
       ]),
     );
+    if (rows[0]?.policed) throw new NotTogether("a policy is bound to a wallet or key of the batch");
+    if (owner !== undefined && rows[0] !== undefined) webhooksWereRead(trx, owner.is, rows[0].hooks);
     for (const row of rows) {
       refuseHandedOut(row.handed);
       firsts.set(`${row.chain_id}:${row.address}`, Number(row.next_nonce) - Number(row.count));
     }
   } else {
+    // Only PostgreSQL's statement reads policies (the pipeline admits later only there).
+    if (unread.length > 0) throw new NotTogether("policies not read");
     for (const { key, chainId, address, count } of wanted) {
       const first = await deps.ledger.allocateMany(trx, chainId, address, count);
       const handed = await HANDED_OUT_BETWEEN.execute(trx, [chainId, address, first, first + count]);
@@ -184,7 +229,7 @@ async function writeTogether(
   trx: Transaction<Database>,
   items: readonly RecordItem[],
   deps: RecordTogetherDeps,
-): Promise<void> {
+): Promise<LastStatement | undefined> {
   const byAddress = new Map<string, RecordItem[]>();
   for (const item of items) {
     item.row = undefined;
@@ -195,6 +240,7 @@ async function writeTogether(
     else byAddress.set(key, [item]);
   }
   const keys = [...byAddress.keys()].sort();
+  const owner = items[0]!.op.owner ?? null;
   const firsts = await takeNonces(
     trx,
     keys.map((key) => {
@@ -202,6 +248,8 @@ async function writeTogether(
       const { chain, account } = list[0]!.op;
       return { key, chainId: chain.chainId, address: account.address.toLowerCase(), count: list.length };
     }),
+    items.every((item) => (item.op.owner ?? null) === owner) ? { is: owner } : undefined,
+    items.filter((item) => item.admission.unread).map((item) => item.admission.request),
     deps,
   );
   const nonces = new Map<RecordItem, number>();
@@ -230,5 +278,5 @@ async function writeTogether(
   const audits = deps.guard.allowedRows(
     items.map((item) => ({ admission: item.admission, txHash: item.row!.tx_hash })),
   );
-  await deps.states.createMany(trx, rows, [audits]);
+  return deps.states.createManyAndEnd(trx, rows, [audits]);
 }

@@ -74,12 +74,17 @@ export class TransactionPipeline {
   private readonly convergence: ConvergenceDeps;
 
   private readonly together: RecordTogetherDeps;
+  /** Whether a joined record's first statement can read the policies (PostgreSQL's TAKE_ALL, decision 179). */
+  private readonly policiesInRecord: boolean;
+  /** Requests recorded with others (record-together.ts) and on their own (for tests and the curious). */
+  readonly recorded = { together: 0, alone: 0 };
 
   constructor(private readonly options: PipelineOptions) {
     this.now = options.now ?? Date.now;
     this.states = new TransactionStates(options.store, this.now);
     this.convergence = { ...options, states: this.states, now: this.now };
     this.together = { ledger: options.ledger, states: this.states, guard: options.guard, now: this.now };
+    this.policiesInRecord = options.store.kind === "postgres";
   }
 
   /**
@@ -112,9 +117,12 @@ export class TransactionPipeline {
     const from = op.account.address;
     this.options.signers.remember(from, op.account);
     const { gas, fees } = await inSpan("chaingate.prepare", () => prepareSigning(op, this.options));
-    const admission = await inSpan("chaingate.policy", () =>
-      this.options.guard.admit(signingRequest(op, gas, fees)),
-    );
+    const request = signingRequest(op, gas, fees);
+    // On PostgreSQL a send that may be recorded with others has its policies read by the record's
+    // first statement when its wallet and key had none (decision 179).
+    const admission =
+      (this.policiesInRecord && recordsTogether(op) && this.options.guard.admitLater(request)) ||
+      (await inSpan("chaingate.policy", () => this.options.guard.admit(request)));
 
     for (let attempt = 0, skipped = 0; ; attempt++) {
       let row: TransactionsTable;
@@ -244,7 +252,7 @@ export class TransactionPipeline {
     fees: Fees,
     admission: Admission,
   ): Promise<TransactionsTable> {
-    if (recordsTogether(op, admission)) {
+    if (recordsTogether(op) && admission.limits.length === 0) {
       const item: RecordItem = { op, gas, fees, admission };
       try {
         await this.options.store.group.join(
@@ -257,13 +265,18 @@ export class TransactionPipeline {
         // A failed commit rejects here, as a request's own would: nothing is recorded again.
         if (!(error instanceof TakenBack)) throw error;
       }
-      if (item.row) return item.row;
+      if (item.row) {
+        this.recorded.together++;
+        return item.row;
+      }
       // The batch was taken back whole: each of its requests is recorded on its own, and hears its
       // own outcome (a signer that fails, bytes handed out at a nonce).
       if (!(item.apart instanceof NotTogether))
         this.options.logger.debug({ err: item.apart }, "joined record taken back; recording alone");
     }
-    return this.recordAlone(op, gas, fees, admission);
+    // Policies not yet read (the record found one bound to the wallet or the key): admitted now.
+    const admitted = admission.unread ? await this.options.guard.admit(admission.request) : admission;
+    return this.recordAlone(op, gas, fees, admitted);
   }
 
   private async recordAlone(
@@ -273,6 +286,7 @@ export class TransactionPipeline {
     admission: Admission,
   ): Promise<TransactionsTable> {
     const { ledger, guard } = this.options;
+    this.recorded.alone++;
     return this.underPolicy(admission, async (trx) => {
       const nonce = await ledger.allocate(trx, op.chain.chainId, op.account.address);
       // A caller's own nonce must be the next one; otherwise nothing is recorded (the transaction rolls back).

@@ -1,9 +1,16 @@
 /** The transaction lifecycle: every state, every move allowed and why it happens, and the one writer that makes moves. */
 import type { Transaction } from "kysely";
 import type { Store } from "../store/database.js";
-import { type InsertPart, insertRow, insertRowsTogether } from "../store/insert-row.js";
+import { LastStatement } from "../store/group-commit.js";
+import { type InsertPart, insertRow, insertRowsStatement, insertRowsTogether } from "../store/insert-row.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
-import { hasWebhooks, recordEvent, webhooksRead, webhooksWereRead } from "../webhooks/outbox.js";
+import {
+  hasWebhooks,
+  recordEvent,
+  webhooksKnown,
+  webhooksRead,
+  webhooksWereRead,
+} from "../webhooks/outbox.js";
 import { transactionEvent } from "./transaction-event.js";
 
 /**
@@ -115,20 +122,30 @@ export class TransactionStates {
   /**
    * Several first states in one insert (a joined record's rows), each announced as `create` does;
    * `alongside` are rows of other tables written with them (on PostgreSQL by the same statement).
+   * The group-commit job that calls it must end there and return what it returns: the inserts may
+   * still be on the wire (a LastStatement, when no event is to be recorded and the webhooks are
+   * known already).
    */
-  async createMany(
+  async createManyAndEnd(
     trx: Transaction<Database>,
     rows: readonly TransactionsTable[],
     alongside: readonly InsertPart[] = [],
-  ): Promise<void> {
+  ): Promise<LastStatement | undefined> {
     for (const row of rows)
       if (row.state !== "queued")
         throw new Error(`transaction ${row.id} must start queued, not ${row.state}`);
+    const owner = rows[0]?.owner ?? null;
+    const oneOwner = rows.every((row) => row.owner === owner);
+    const parts = [{ table: "transactions" as const, rows }, ...alongside];
+    if (oneOwner && webhooksKnown(trx, owner) && !(await hasWebhooks(trx, owner))) {
+      // No event to record: the inserts, in one statement, end the job (decision 178).
+      const one = insertRowsStatement(trx, parts);
+      if (one) return LastStatement.send(trx, one);
+    }
     // The owner's webhooks are read in the inserts' statement (one round trip fewer on PostgreSQL),
     // for the events below.
-    const owner = rows[0]?.owner ?? null;
-    const hooks = rows.every((row) => row.owner === owner) ? webhooksRead(trx, owner) : undefined;
-    const read = await insertRowsTogether(trx, [{ table: "transactions", rows }, ...alongside], hooks);
+    const hooks = oneOwner ? webhooksRead(trx, owner) : undefined;
+    const read = await insertRowsTogether(trx, parts, hooks);
     if (hooks) webhooksWereRead(trx, owner, read);
     for (const row of rows) await recordEvent(trx, transactionEvent(row), row.created_at);
   }

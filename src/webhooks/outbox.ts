@@ -132,6 +132,11 @@ export function webhooksRead(
   return ofOwner(trx, owner);
 }
 
+/** Whether transaction `trx` has read `owner`'s webhooks already (`hasWebhooks` then runs no statement). */
+export function webhooksKnown(trx: Kysely<Database>, owner: string | null): boolean {
+  return trx.isTransaction && readIn(trx).has(owner);
+}
+
 /** What a caller's statement read with `webhooksRead`: the transaction's answer from now on. */
 export function webhooksWereRead(
   trx: Kysely<Database>,
