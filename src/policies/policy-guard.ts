@@ -56,7 +56,7 @@ export interface Admission {
 }
 
 /** Pairs of a wallet and a key kept as having had no policy (a bound on the hint's memory, not on correctness). */
-const MAX_UNPOLICED = 10_000;
+export const MAX_UNPOLICED = 10_000;
 
 const pairOf = (request: SigningRequest) => `${request.walletId}\u0000${request.apiKeyId}`;
 
