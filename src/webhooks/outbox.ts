@@ -128,8 +128,7 @@ export function webhooksRead(
   trx: Kysely<Database>,
   owner: string | null,
 ): CompiledQuery<HookRow> | undefined {
-  if (!trx.isTransaction || readIn(trx).has(owner)) return undefined;
-  return ofOwner(trx, owner);
+  return !trx.isTransaction || webhooksKnown(trx, owner) ? undefined : ofOwner(trx, owner);
 }
 
 /** Whether transaction `trx` has read `owner`'s webhooks already (`hasWebhooks` then runs no statement). */
