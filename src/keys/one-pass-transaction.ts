@@ -1,5 +1,4 @@
 /** Transactions of types 0, 1 and 2 signed in one pass: their fields encoded once, hashed once, the signature appended to the same encoding. */
-import { keccak_256 } from "@noble/hashes/sha3.js";
 import {
   type AccessList,
   assertTransactionEIP1559,
@@ -11,6 +10,7 @@ import {
   type TransactionSerializableEIP2930,
   type TransactionSerializableLegacy,
 } from "viem";
+import { keccak256Bytes } from "./keccak.js";
 
 /** A signature in Ethereum's form: r and s as 32 bytes, the recovery id. */
 export interface SignatureBytes {
@@ -200,13 +200,15 @@ export async function signInOnePass(tx: TransactionSerializable, sign: SignDiges
       fields = eip2930Fields(eip2930);
     }
     const head = encodeFields(fields);
-    const signature = await sign(keccak_256(encodeList(type, head, [])));
+    const signature = await sign(keccak256Bytes(encodeList(type, head, [])));
     return `0x${encodeList(type, head, signatureFields(signature, signature.yParity)).toString("hex")}`;
   }
   const legacy = tx as TransactionSerializableLegacy & { chainId: number };
   assertTransactionLegacy(legacy);
   const head = encodeFields(legacyFields(legacy));
-  const signature = await sign(keccak_256(encodeList(undefined, head, [hexOfInt(legacy.chainId), "", ""])));
+  const signature = await sign(
+    keccak256Bytes(encodeList(undefined, head, [hexOfInt(legacy.chainId), "", ""])),
+  );
   const v = BigInt(legacy.chainId) * 2n + 35n + BigInt(signature.yParity);
   return `0x${encodeList(undefined, head, signatureFields(signature, v)).toString("hex")}`;
 }

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { expect, it } from "vitest";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { describeEachStore, tempStore } from "../test-support/stores.js";
@@ -32,6 +33,22 @@ describeEachStore("the store", (target) => {
       await temp.drop();
     }
   });
+});
+
+it("SQLite keeps statement journals in memory, not in temporary files (decision 181)", async () => {
+  const temp = await tempStore("sqlite");
+  try {
+    const store = await openStore(temp.location);
+    try {
+      const { rows } = await sql<{ temp_store: number }>`pragma temp_store`.execute(store.db);
+      // 2 = MEMORY (0, the default, lets SQLite spill a journal past 64 KiB to a file).
+      expect(rows[0]?.temp_store).toBe(2);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await temp.drop();
+  }
 });
 
 it("an unreachable PostgreSQL is a clear, retryable start-up error", async () => {

@@ -142,6 +142,11 @@ function openSqlite(path: string): { db: Kysely<Database>; sqliteFile: SQLite.Da
   const sqlite = new SQLite(path);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("busy_timeout = 5000");
+  // Statement journals in memory: each job of a group runs under a savepoint, and SQLite keeps the
+  // first copy of every page a savepoint touches; past 64 KiB it spilled them to a temporary file,
+  // two writes a page (a third of the request connection's write calls in a burst, decision 181).
+  // They are never needed after a crash (the WAL is), and this connection's sorts are bounded.
+  sqlite.pragma("temp_store = MEMORY");
   // Every commit is on disk before it is answered (a signed transaction's record survives a
   // power cut, not only a crash): affordable because request writes share commits and their
   // sync is done off the event loop (GroupCommit, WalFlush).

@@ -1,5 +1,6 @@
 /** What the pipeline signs: the operation, its signature at a nonce (types 0, 1, 2 and 4), and the queued row that stores it. */
-import { type AccessList, type Hex, keccak256, type LocalAccount, type TransactionSerializable } from "viem";
+import type { AccessList, Hex, LocalAccount, TransactionSerializable } from "viem";
+import { keccak256OfHex } from "../keys/keccak.js";
 import { rowId } from "../store/row-id.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
@@ -131,7 +132,7 @@ export function queuedRow(
     max_priority_fee_per_gas: fees.type === "eip1559" ? fees.maxPriorityFeePerGas.toString() : null,
     gas_price: fees.type === "legacy" ? fees.gasPrice.toString() : null,
     raw,
-    tx_hash: keccak256(raw),
+    tx_hash: keccak256OfHex(raw),
     state: "queued",
     replaced_by: null,
     replaces,
