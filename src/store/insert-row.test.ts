@@ -2,7 +2,13 @@ import fc from "fast-check";
 import { sql } from "kysely";
 import { expect, it } from "vitest";
 import { describeEachStore, suiteStore } from "../test-support/stores.js";
-import { insertRow, insertRows, insertRowsTogether } from "./insert-row.js";
+import {
+  combinedStatementsKept,
+  insertRow,
+  insertRows,
+  insertRowsTogether,
+  MAX_COMBINED,
+} from "./insert-row.js";
 
 describeEachStore("insertRow", (target) => {
   const opened = suiteStore(target);
@@ -149,6 +155,46 @@ describeEachStore("insertRow", (target) => {
       expect(answered).toEqual([{ id: "ride-along", seen_at: 31 }]);
       expect(await ledger(30 + count)).toEqual(rows);
     }
+  });
+
+  it("past its bound of combined statements kept, rows of new shapes are still written whole (PostgreSQL combines them)", async () => {
+    const before = combinedStatementsKept();
+    // 30 x 20 row counts: 600 combinations of two tables' inserts, more than the bound holds.
+    for (let ledgerRows = 1; ledgerRows <= 30; ledgerRows++)
+      for (let instanceRows = 1; instanceRows <= 20; instanceRows++) {
+        const chain = 100_000 + ledgerRows * 100 + instanceRows;
+        await opened.store.db.transaction().execute((trx) =>
+          insertRowsTogether(trx, [
+            {
+              table: "nonce_ledger",
+              rows: Array.from({ length: ledgerRows }, (_, i) => ({
+                chain_id: chain,
+                address: `b${i}`,
+                next_nonce: i,
+              })),
+            },
+            {
+              table: "instances",
+              rows: Array.from({ length: instanceRows }, (_, i) => ({
+                id: `bound-${chain}-${i}`,
+                started_at: chain,
+                seen_at: i,
+              })),
+            },
+          ]),
+        );
+        if (instanceRows % 7 === 0 || ledgerRows === 30) {
+          expect(await ledger(chain)).toHaveLength(ledgerRows);
+          const instances = await opened.store.db
+            .selectFrom("instances")
+            .select("id")
+            .where("started_at", "=", chain)
+            .execute();
+          expect(instances).toHaveLength(instanceRows);
+        }
+      }
+    if (target === "postgres") expect(combinedStatementsKept()).toBe(MAX_COMBINED);
+    else expect(combinedStatementsKept()).toBe(before);
   });
 
   it("rows written together where one is refused (a duplicate key): nothing of either table is kept", async () => {

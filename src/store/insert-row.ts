@@ -87,22 +87,79 @@ function oneStatement<R>(
   if (then) statements.push(then);
   if (statements.length === 1) return statements[0] as CompiledQuery<R>;
   if (statements.length === 0 || !onPostgres(db) || inserts.some((i) => !i.plain)) return undefined;
-  const clauses: string[] = [];
   const parameters: unknown[] = [];
+  for (const query of statements) parameters.push(...query.parameters);
+  return CompiledQuery.raw(combinedSql(statements), parameters) as CompiledQuery<R>;
+}
+
+/**
+ * Combined statements already written, by their parts' SQL in order (a trie of maps). A group's
+ * parts are the kept shapes' SQL, the same string objects each time, so a lookup hashes nothing
+ * anew; the combined text was rebuilt for every group (renumbering a few hundred placeholders),
+ * and, a new string each time, compared in full by every map and by pg that met it (1.5% and 0.4%
+ * of the event loop's busy time in a PostgreSQL burst). Bounded as the named statements are.
+ */
+interface Combined {
+  /** The combined text, and the parts' parameter counts it was numbered for. */
+  sql?: string;
+  counts?: readonly number[];
+  next: Map<string, Combined>;
+}
+const combinedRoot: Combined = { next: new Map() };
+let combinedCount = 0;
+export const MAX_COMBINED = 500;
+
+function combinedSql(statements: readonly CompiledQuery<unknown>[]): string {
+  let node = combinedRoot;
+  for (const { sql } of statements) {
+    let next = node.next.get(sql);
+    if (next === undefined) {
+      if (combinedCount >= MAX_COMBINED) return writeCombined(statements);
+      next = { next: new Map() };
+      node.next.set(sql, next);
+    }
+    node = next;
+  }
+  if (node.sql === undefined) {
+    node.sql = writeCombined(statements);
+    node.counts = statements.map((q) => q.parameters.length);
+    combinedCount++;
+  }
+  // Kysely's SQL holds one placeholder a parameter, so the text fixes the counts; checked all the same.
+  if (node.counts!.some((count, i) => count !== statements[i]!.parameters.length))
+    return writeCombined(statements);
+  return node.sql;
+}
+
+/** How many combined statements are kept (for tests: at most MAX_COMBINED). */
+export function combinedStatementsKept(): number {
+  return combinedCount;
+}
+
+/** The statements as one: each but the last a data-modifying WITH clause, their placeholders numbered on. */
+function writeCombined(statements: readonly CompiledQuery<unknown>[]): string {
+  const clauses: string[] = [];
+  let offset = 0;
   for (const query of statements) {
-    const offset = parameters.length;
     // The SQL is Kysely's for plain rows (or a compiled read): quoted identifiers and $n
     // placeholders, no literal that could hold a "$" (a value that would have compiled to SQL
     // makes the shape not plain).
-    clauses.push(
-      offset === 0 ? query.sql : query.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`),
-    );
-    parameters.push(...query.parameters);
+    const at = offset;
+    clauses.push(at === 0 ? query.sql : query.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + at}`));
+    offset += query.parameters.length;
   }
   const last = clauses.pop()!;
   const sql = `with ${clauses.map((c, i) => `w${i} as (${c})`).join(", ")} ${last}`;
   nameStatement(sql);
-  return CompiledQuery.raw(sql, parameters) as CompiledQuery<R>;
+  return sql;
+}
+
+/** Whether `row` has exactly `columns`, in that order (compared name by name: no joined string a row). */
+function sameColumns(row: object, columns: readonly string[]): boolean {
+  const keys = Object.keys(row);
+  if (keys.length !== columns.length) return false;
+  for (let i = 0; i < keys.length; i++) if (keys[i] !== columns[i]) return false;
+  return true;
 }
 
 /**
@@ -118,7 +175,7 @@ function insertOf<T extends keyof Database & string>(
 ): { query: CompiledQuery; plain: boolean } {
   const columns = Object.keys(rows[0]!);
   const key = columns.join(",");
-  const oneShape = rows.every((row, i) => i === 0 || Object.keys(row).join(",") === key);
+  const oneShape = rows.every((row, i) => i === 0 || sameColumns(row, columns));
   const values = oneShape
     ? rows.flatMap((row) => columns.map((column) => (row as Record<string, unknown>)[column]))
     : [];

@@ -1,0 +1,98 @@
+import { expect, it } from "vitest";
+import { rowId } from "../store/row-id.js";
+import type { TransactionsTable } from "../store/schema.js";
+import { describeEachStore, suiteStore } from "../test-support/stores.js";
+import { TransactionStates } from "./transaction-states.js";
+
+/** A queued row as the pipeline stores it (the bytes are not a real transaction: nothing is sent). */
+function queued(nonce: number, now: number): TransactionsTable {
+  return {
+    id: rowId(now),
+    kind: "transfer",
+    chain_id: 31_337,
+    wallet_id: null,
+    address_index: null,
+    from_address: "0x00000000000000000000000000000000000000aa",
+    to_address: "0x00000000000000000000000000000000000000bb",
+    value: "1",
+    data: "0x",
+    nonce,
+    gas_limit: "21000",
+    max_fee_per_gas: "2",
+    max_priority_fee_per_gas: "1",
+    gas_price: null,
+    raw: `0x02${nonce.toString(16).padStart(4, "0")}`,
+    tx_hash: `0x${nonce.toString(16).padStart(64, "0")}`,
+    state: "queued",
+    replaced_by: null,
+    replaces: null,
+    block_number: null,
+    block_hash: null,
+    error: null,
+    revert_data: null,
+    broadcasts: 0,
+    metadata: null,
+    owner: null,
+    created_at: now,
+    updated_at: now,
+    sent_at: null,
+    idempotency_ref: null,
+    transport_id: null,
+    trace_parent: null,
+  };
+}
+
+describeEachStore("TransactionStates.move", (target) => {
+  const opened = suiteStore(target);
+
+  it("one move of many rows in a turn moves each row still in the state it was read in, and no other", async () => {
+    let clock = 1_000;
+    const states = new TransactionStates(opened.store, () => clock);
+    const rows = Array.from({ length: 40 }, (_, i) => queued(i, clock));
+    await opened.store.db.transaction().execute(async (trx) => {
+      for (const row of rows) await states.create(trx, row);
+    });
+    // Two rows move first, on their own: the burst's move below must leave them as they are.
+    clock = 2_000;
+    await states.move(rows[3]!, { set: { state: "sent", broadcasts: 1 }, stamp: ["sent_at"] });
+    await states.move(rows[17]!, { set: { state: "dropped", error: "gone" } });
+    clock = 3_000;
+    // The same move asked for every row in one turn: one statement (the rows' ids one parameter).
+    await Promise.all(
+      rows.map((row) => states.move(row, { set: { state: "sent", broadcasts: 1 }, stamp: ["sent_at"] })),
+    );
+    const stored = await opened.store.db
+      .selectFrom("transactions")
+      .select(["nonce", "state", "sent_at", "updated_at", "error", "broadcasts"])
+      .where("chain_id", "=", 31_337)
+      .orderBy("nonce")
+      .execute();
+    expect(stored).toHaveLength(40);
+    for (const row of stored) {
+      if (row.nonce === 3) expect(row).toMatchObject({ state: "sent", sent_at: 2_000, updated_at: 2_000 });
+      else if (row.nonce === 17)
+        expect(row).toMatchObject({ state: "dropped", error: "gone", sent_at: null, updated_at: 2_000 });
+      else expect(row).toMatchObject({ state: "sent", sent_at: 3_000, updated_at: 3_000, broadcasts: 1 });
+    }
+    // A move of another shape (fields only, then a second state at once) on rows now sent.
+    clock = 4_000;
+    const sent = rows.filter((_, i) => i !== 17).map((row) => ({ ...row, state: "sent" as const }));
+    await Promise.all(
+      sent.map((row) =>
+        states.move(
+          row,
+          { set: { state: "mined", block_number: 9, block_hash: "0xb9", error: null } },
+          false,
+        ),
+      ),
+    );
+    const mined = await opened.store.db
+      .selectFrom("transactions")
+      .select(["state", "block_number", "block_hash"])
+      .where("chain_id", "=", 31_337)
+      .where("state", "=", "mined")
+      .execute();
+    expect(mined).toHaveLength(39);
+    expect(mined.every((r) => r.block_number === 9 && r.block_hash === "0xb9")).toBe(true);
+  });
+});
