@@ -86,8 +86,14 @@ describe("a hostile tenant: eth_getLogs", () => {
     for (const a of answered) expect((a.result as unknown[]).length).toBe(9 * LOGS_PER_CALL);
     for (const a of refused)
       expect(["ANSWERS_IN_FLIGHT", "RESPONSE_TOO_LARGE"]).toContain(a.error?.data?.code);
-    const busy = refused.find((a) => a.error?.data?.code === "ANSWERS_IN_FLIGHT");
-    expect(busy?.error?.message).toMatch(/MiB a second of large reads lately; retry in \d+ s/);
+    // Which of the key's two bounds refuses first depends on how the four batches interleave (on a
+    // slow machine they all hold their answers at once): either is this key's refusal, never another's.
+    const busy = refused.filter((a) => a.error?.data?.code === "ANSWERS_IN_FLIGHT");
+    expect(busy.length).toBeGreaterThan(0);
+    for (const a of busy)
+      expect(a.error?.message).toMatch(
+        /MiB a second of large reads lately; retry in \d+ s|this key's requests already hold \d+ MiB of answers not yet read/,
+      );
     // A small answer is not held back by the large reads' budget: the key still reads the head
     // (it was refused for a second after a flood, and the next test's first call failed on it).
     expect((await native(rt, "eth_blockNumber", [])).error).toBeUndefined();
