@@ -1,8 +1,9 @@
 /** The one pipeline for every signed operation: build, sign, record, broadcast; then the tracker follows. */
 import type { Transaction } from "kysely";
 import type { Logger } from "pino";
-import { type Hex, keccak256 } from "viem";
+import type { Hex } from "viem";
 import { NodeRpcError } from "../errors/rpc-errors.js";
+import { keccak256OfHex } from "../keys/keccak.js";
 import {
   type Admission,
   DailyLimitDenied,
@@ -184,16 +185,19 @@ export class TransactionPipeline {
       const next = await this.options.ledger.peek(chainId, from, trx);
       let nonce = op.nonce ?? next;
       let raw = await signOperation(op, gas, fees, nonce);
+      // Bytes this process just signed: hashed once each, natively (see keys/keccak.ts).
+      let txHash = keccak256OfHex(raw);
       if (op.nonce === undefined) {
         for (;;) {
           const handed = await this.nonces.handedOutAt(trx, chainId, from, nonce);
-          if (handed === undefined || handed.txHash === keccak256(raw)) break;
+          if (handed === undefined || handed.txHash === txHash) break;
           nonce++;
           raw = await signOperation(op, gas, fees, nonce);
+          txHash = keccak256OfHex(raw);
         }
       }
-      await this.nonces.handOut(trx, chainId, from, nonce, { txHash: keccak256(raw), raw }, this.now(), next);
-      await this.options.guard.allowed(trx, admission, null, keccak256(raw));
+      await this.nonces.handOut(trx, chainId, from, nonce, { txHash, raw }, this.now(), next);
+      await this.options.guard.allowed(trx, admission, null, txHash);
       return { raw, nonce };
     });
   }
