@@ -22,6 +22,8 @@ export class HeadTracker {
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   /** The last poll found no upstream answering. */
   private down = false;
+  /** After stop: no read is armed any more. */
+  private stopped = false;
 
   constructor(
     private readonly pool: UpstreamPool,
@@ -113,7 +115,12 @@ export class HeadTracker {
   refresh(): void {
     this.sends++;
     this.seenAt = 0;
-    if (this.refreshTimer !== undefined) return;
+    this.readLater();
+  }
+
+  /** Arms the one head read REFRESH_AFTER_MS from now, unless one is armed already. */
+  private readLater(): void {
+    if (this.refreshTimer !== undefined || this.stopped) return;
     this.refreshTimer = setTimeout(() => {
       this.refreshTimer = undefined;
       void this.poll();
@@ -123,35 +130,35 @@ export class HeadTracker {
 
   /**
    * Reads the head. At most one read is in flight: a burst of sends costs one node call at a time,
-   * not one each. A read that began before the latest send does not count as fresh; another follows.
+   * not one each. A read that began before the latest send does not count as fresh; the next one
+   * is made REFRESH_AFTER_MS later, not at once: under a steady stream of sends every read ends
+   * after another send, and reading again at once was a head read per send or two.
    */
   poll(): Promise<void> {
     this.polling ??= (async () => {
-      for (;;) {
-        const sendsBefore = this.sends;
-        try {
-          // Every upstream is asked: the pool learns each one's head (lag) and health from it.
-          const head = await this.pool.pollHeads();
-          if (this.down) {
-            this.down = false;
-            this.reset("upstreams answer again after an outage");
-          }
-          if (this.current !== undefined && head < this.current) {
-            const from = this.current;
-            this.current = head;
-            this.seenAt = Date.now();
-            this.reset(`head went back from ${from} to ${head}`);
-          }
-          if (sendsBefore === this.sends) {
-            this.sendsSeen = sendsBefore;
-            this.observe(head);
-            return;
-          }
-        } catch (error) {
-          this.down = true;
-          this.logger.debug({ err: error, chainId: this.pool.chainId }, "head poll failed");
-          return;
+      const sendsBefore = this.sends;
+      try {
+        // Every upstream is asked: the pool learns each one's head (lag) and health from it.
+        const head = await this.pool.pollHeads();
+        if (this.down) {
+          this.down = false;
+          this.reset("upstreams answer again after an outage");
         }
+        if (this.current !== undefined && head < this.current) {
+          const from = this.current;
+          this.current = head;
+          this.seenAt = Date.now();
+          this.reset(`head went back from ${from} to ${head}`);
+        }
+        if (sendsBefore === this.sends) {
+          this.sendsSeen = sendsBefore;
+          this.observe(head);
+        } else {
+          this.readLater();
+        }
+      } catch (error) {
+        this.down = true;
+        this.logger.debug({ err: error, chainId: this.pool.chainId }, "head poll failed");
       }
     })().finally(() => {
       this.polling = undefined;
@@ -160,11 +167,13 @@ export class HeadTracker {
   }
 
   start(): void {
+    this.stopped = false;
     this.loop.start();
   }
 
   /** No poll starts after this (one running is left to end: it only reads). */
   stop(): void {
+    this.stopped = true;
     if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
     this.refreshTimer = undefined;
     void this.loop.stop();
