@@ -102,12 +102,17 @@ export function startGatewayProcess(
   env: Record<string, string> = {},
   /** The build to run: this checkout's by default, another's `dist/main.js` to compare two builds. */
   main = new URL("../dist/main.js", import.meta.url).pathname,
+  /** Node flags after all others, for this process only. */
+  extraArgs: readonly string[] = [],
 ): Promise<{ child: ChildProcess; url: string }> {
   // Node's flags as `npm start` gives them (the memory bounds), then BENCH_GATEWAY_NODE_ARGS: extra
-  // flags for chaingate only (e.g. "--cpu-prof" to profile it).
-  const nodeArgs = [...startFlags(), ...(process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ")].filter(
-    (a) => a !== "",
-  );
+  // flags for chaingate only (e.g. "--cpu-prof" to profile it), then `extraArgs` (the last of a
+  // repeated V8 flag wins: one build run with other flags than `npm start`'s).
+  const nodeArgs = [
+    ...startFlags(),
+    ...(process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" "),
+    ...extraArgs,
+  ].filter((a) => a !== "");
   // The bench's anvil is chain 1001, which chaingate does not know as a development chain: its
   // finality would be 64 blocks. A config file says one block, as for the embedded chains.
   mkdirSync(dataDir, { recursive: true });

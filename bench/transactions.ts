@@ -20,7 +20,8 @@
  *   BENCH_WARMUP (uncounted rounds of each side first, 2),
  *   BENCH_VERSUS=<another checkout's dist/main.js>: B is that build's POST /transaction instead of
  *   sign-then-send (two builds side by side in one run; on PostgreSQL BENCH_VERSUS_DATABASE_URL,
- *   a second fresh database, is its store).
+ *   a second fresh database, is its store); BENCH_VERSUS_NODE_ARGS: Node flags for B alone (with
+ *   BENCH_VERSUS=dist/main.js, this build against itself under other flags).
  * Writes bench/results/transactions-<timestamp>.json.
  */
 import type { ChildProcess } from "node:child_process";
@@ -47,6 +48,8 @@ const MINED_DEADLINE_MS = 90_000;
 const DATABASE_URL = process.env.DATABASE_URL;
 const VERSUS = process.env.BENCH_VERSUS;
 const VERSUS_DATABASE_URL = process.env.BENCH_VERSUS_DATABASE_URL;
+/** Node flags for B alone (after `npm start`'s, so a repeated flag is B's): the same build with other flags. */
+const VERSUS_NODE_ARGS = (process.env.BENCH_VERSUS_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
 if (VERSUS !== undefined && DATABASE_URL !== undefined && VERSUS_DATABASE_URL === undefined)
   throw new Error("BENCH_VERSUS on PostgreSQL needs BENCH_VERSUS_DATABASE_URL (a second fresh database)");
 /** What B is, in the results' keys. */
@@ -54,27 +57,54 @@ const B = VERSUS === undefined ? "sign_then_send" : "other_build";
 
 const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-tx-"));
 const started: ChildProcess[] = [];
-const plain = await startPlainAnvil(started, BLOCK_TIME > 0 ? ["--block-time", String(BLOCK_TIME)] : []);
-// The password KDF is not what is measured (wallets are made before the clock starts).
-process.env.CHAINGATE_KDF = "light";
-process.env.CHAINGATE_RATE_SIGN = "0";
-const gatewayProcess = await startGatewayProcess(plain.url, join(dir, "data"), started, {
-  CHAINGATE_LOG_REQUESTS: "true",
-});
-// Two builds compared: the other one in its own process, on its own store.
-const otherProcess =
-  VERSUS === undefined
-    ? undefined
-    : await startGatewayProcess(
-        plain.url,
-        join(dir, "data-other"),
-        started,
-        {
-          CHAINGATE_LOG_REQUESTS: "true",
-          ...(VERSUS_DATABASE_URL === undefined ? {} : { DATABASE_URL: VERSUS_DATABASE_URL }),
-        },
-        VERSUS,
-      );
+
+/** Ends every process this bench started: at the end, and when one of them could not start. */
+async function stopStarted(): Promise<void> {
+  await Promise.all(
+    started.map(
+      (child) =>
+        new Promise((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve(undefined);
+          child.once("exit", resolve);
+          child.kill("SIGTERM");
+        }),
+    ),
+  );
+}
+
+/** anvil, this build, and the other build (BENCH_VERSUS); a failed start ends those already started. */
+async function startAll() {
+  try {
+    const plain = await startPlainAnvil(started, BLOCK_TIME > 0 ? ["--block-time", String(BLOCK_TIME)] : []);
+    // The password KDF is not what is measured (wallets are made before the clock starts).
+    process.env.CHAINGATE_KDF = "light";
+    process.env.CHAINGATE_RATE_SIGN = "0";
+    const gatewayProcess = await startGatewayProcess(plain.url, join(dir, "data"), started, {
+      CHAINGATE_LOG_REQUESTS: "true",
+    });
+    // Two builds compared: the other one in its own process, on its own store.
+    const otherProcess =
+      VERSUS === undefined
+        ? undefined
+        : await startGatewayProcess(
+            plain.url,
+            join(dir, "data-other"),
+            started,
+            {
+              CHAINGATE_LOG_REQUESTS: "true",
+              ...(VERSUS_DATABASE_URL === undefined ? {} : { DATABASE_URL: VERSUS_DATABASE_URL }),
+            },
+            VERSUS,
+            VERSUS_NODE_ARGS,
+          );
+    return { plain, gatewayProcess, otherProcess };
+  } catch (error) {
+    await stopStarted();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+const { plain, gatewayProcess, otherProcess } = await startAll();
 const pids = {
   chaingate: gatewayProcess.child.pid!,
   anvil: plain.child.pid!,
@@ -376,6 +406,7 @@ try {
       node: BLOCK_TIME > 0 ? `anvil --block-time ${BLOCK_TIME}` : "anvil, automine",
       /** B: sign-then-send, or another build's POST /transaction (BENCH_VERSUS). */
       versus: VERSUS ?? "sign-then-send",
+      ...(VERSUS_NODE_ARGS.length > 0 ? { versus_node_args: VERSUS_NODE_ARGS.join(" ") } : {}),
       transactions_per_round: COUNT,
       concurrency: CONCURRENCY,
       addresses: ADDRESSES,
@@ -423,15 +454,6 @@ try {
   await anvil.close();
   await gateway.close();
   await other?.close();
-  await Promise.all(
-    started.map(
-      (child) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null) return resolve(undefined);
-          child.once("exit", resolve);
-          child.kill("SIGTERM");
-        }),
-    ),
-  );
+  await stopStarted();
   rmSync(dir, { recursive: true, force: true });
 }
