@@ -31,9 +31,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Pool } from "undici";
-import { type Hex, parseEther } from "viem";
+import { parseEther } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { startGatewayProcess, startPlainAnvil } from "./bench-anvil.js";
+import { percentile, processCpuSeconds, round, spread } from "./bench-stats.js";
+import { BENCH_TO, benchTransfer, stopProcesses } from "./bench-transfer.js";
 
 const COUNT = Number(process.env.BENCH_TX_COUNT ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -41,7 +43,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const ADDRESSES = Number(process.env.BENCH_ADDRESSES ?? 1);
 const ONLY = process.env.BENCH_ONLY;
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
-const TO = "0x70997970C51812DC3A010C7901B1FCcCCc3F7Aa2".toLowerCase() as Hex;
+
 const BLOCK_TIME = Number(process.env.BENCH_BLOCK_TIME ?? 1);
 /** How long a round may wait for its transactions to be mined before it is reported as not mined. */
 const MINED_DEADLINE_MS = 90_000;
@@ -59,18 +61,7 @@ const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-tx-"));
 const started: ChildProcess[] = [];
 
 /** Ends every process this bench started: at the end, and when one of them could not start. */
-async function stopStarted(): Promise<void> {
-  await Promise.all(
-    started.map(
-      (child) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve(undefined);
-          child.once("exit", resolve);
-          child.kill("SIGTERM");
-        }),
-    ),
-  );
-}
+const stopStarted = () => stopProcesses(started);
 
 /** anvil, this build, and the other build (BENCH_VERSUS); a failed start ends those already started. */
 async function startAll() {
@@ -110,17 +101,6 @@ const pids = {
   anvil: plain.child.pid!,
   other: otherProcess?.child.pid,
 };
-
-/** CPU seconds a process has used (user + system), from /proc: the processes share the two cores. */
-function processCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in USER_HZ ticks
-  } catch {
-    return 0; // the process ended between the listing and the read
-  }
-}
 
 /** PostgreSQL backends serving chaingate's database: their CPU is the store's, reported apart. */
 function backendPids(): number[] {
@@ -167,17 +147,6 @@ function backendsCpuSpan(): { stop(): number } {
     },
   };
 }
-
-function percentile(xs: number[], p: number): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
-const spread = (xs: number[]) => ({
-  min: round(Math.min(...xs)),
-  median: round(percentile(xs, 50)),
-  max: round(Math.max(...xs)),
-});
 
 const anvil = new Pool(new URL(plain.url).origin, { connections: CONCURRENCY + 2 });
 const gateway = new Pool(new URL(gatewayProcess.url).origin, { connections: CONCURRENCY + 2 });
@@ -288,18 +257,6 @@ async function drive(
   };
 }
 
-const transfer = (nonce: number) =>
-  ({
-    chainId: 1001,
-    type: "eip1559",
-    nonce,
-    to: TO,
-    value: 1n,
-    gas: 21_000n,
-    maxFeePerGas: 50_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-  }) as const;
-
 /** B: a client that signs each transaction with its own key in its loop, then sends the raw bytes. */
 async function signThenSendRound(): Promise<Round> {
   const accounts: PrivateKeyAccount[] = Array.from({ length: ADDRESSES }, () =>
@@ -311,7 +268,7 @@ async function signThenSendRound(): Promise<Round> {
     accounts.map((a) => a.address),
     async (i) => {
       const k = i % ADDRESSES;
-      const raw = await accounts[k]!.signTransaction(transfer(nonces[k]!++));
+      const raw = await accounts[k]!.signTransaction(benchTransfer(nonces[k]!++));
       const { text } = await post(anvil, "/", {
         jsonrpc: "2.0",
         id: i,
@@ -348,7 +305,7 @@ async function chaingateRound(pool = gateway, pid = pids.chaingate): Promise<Rou
         wallet_id: walletId,
         password: "bench",
         index: i % ADDRESSES,
-        transaction: { to: TO, value: String(i + 1) },
+        transaction: { to: BENCH_TO, value: String(i + 1) },
       });
       if (status !== 200) throw new Error(`POST /transaction failed: ${answer}`);
     },

@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Store } from "../store/database.js";
+import { fixedLimit } from "../store/fixed-limit.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { nodeReadOn } from "../upstream/node-reads.js";
 
@@ -106,7 +107,7 @@ export class PendingPool {
       .where("seq", ">", after)
       .where("seen_at", "<=", this.now() - SETTLE_MS[this.options.store.kind])
       .orderBy("seq")
-      .limit(limit)
+      .limit(fixedLimit(limit))
       .execute();
     return { hashes: rows.map((r) => r.hash), last: rows.at(-1)?.seq ?? after };
   }

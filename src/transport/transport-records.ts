@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Store } from "../store/database.js";
+import { fixedLimit } from "../store/fixed-limit.js";
 import type { TransportState, TransportsTable } from "../store/schema.js";
 import type { EventType } from "../webhooks/event-types.js";
 import { recordEvent } from "../webhooks/outbox.js";
@@ -66,7 +67,7 @@ export class TransportRecords {
       .where("state", "=", "sent")
       .where("source_block", "is", null)
       .where("source_tx_hash", "is not", null)
-      .limit(SOURCE_BATCH)
+      .limit(fixedLimit(SOURCE_BATCH))
       .execute();
   }
 
@@ -86,7 +87,7 @@ export class TransportRecords {
       .$if(work === "refund", (q) => q.where("state", "=", "failed").where("refund_state", "=", "pending"))
       .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
       .orderBy("created_at")
-      .limit(BATCH)
+      .limit(fixedLimit(BATCH))
       .execute();
   }
 

@@ -2,6 +2,7 @@
 import { CompiledQuery, type Transaction } from "kysely";
 import type { Admission, PolicyGuard, SigningRequest } from "../policies/policy-guard.js";
 import { onPostgres } from "../store/dialect.js";
+import { fixedLimit } from "../store/fixed-limit.js";
 import type { LastStatement } from "../store/group-commit.js";
 import { nameStatement } from "../store/named-statements.js";
 import { PreparedQuery } from "../store/prepared-query.js";
@@ -69,7 +70,7 @@ const HANDED_OUT_BETWEEN = new PreparedQuery((db, slot) =>
     .where("address", "=", slot<string>(1))
     .where("nonce", ">=", slot<number>(2))
     .where("nonce", "<", slot<number>(3))
-    .limit(1),
+    .limit(fixedLimit(1)),
 );
 
 /**

@@ -1,4 +1,6 @@
 /** The tracker's confirm job: every mined row's block checked against the chain each pass, confirmed once final by its chain's rule, sent back when a reorg took its block. */
+
+import { fixedLimit } from "../store/fixed-limit.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { finalBlock } from "../upstream/final-block.js";
 import { blockHashAt } from "../upstream/node-reads.js";
@@ -23,7 +25,7 @@ export async function confirm(ctx: TrackerContext, chain: Chain): Promise<void> 
     .where("chain_id", "=", chain.chainId)
     .where("state", "=", "mined")
     .orderBy("block_number")
-    .limit(BATCH)
+    .limit(fixedLimit(BATCH))
     .execute();
   if (blocks.length === 0) return;
   let final: number;

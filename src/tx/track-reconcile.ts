@@ -1,5 +1,6 @@
 /** The tracker's reconcile job: records of recent blocks checked against the chain after it may have lost state. */
 
+import { fixedLimit } from "../store/fixed-limit.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { headOf as askHead } from "../upstream/node-reads.js";
@@ -19,7 +20,7 @@ function recentRefusals(ctx: TrackerContext, chain: Chain): Promise<Transactions
     .where("block_number", "is", null)
     .where("updated_at", ">=", ctx.now() - REFUSALS_WINDOW_MS)
     .orderBy("updated_at", "desc")
-    .limit(BATCH)
+    .limit(fixedLimit(BATCH))
     .execute();
 }
 
@@ -45,7 +46,7 @@ export async function reconcile(ctx: TrackerContext, chain: Chain): Promise<void
     .where("state", "in", ["mined", "confirmed", "failed"])
     .where("block_number", ">=", Math.max(0, head - RECONCILE_DEPTH))
     .orderBy("nonce")
-    .limit(BATCH)
+    .limit(fixedLimit(BATCH))
     .execute();
   const touched = new Map<string, TransactionsTable>();
   let lost = 0;

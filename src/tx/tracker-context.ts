@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { LocalAccount } from "viem";
 import type { Finality } from "../config/config.js";
 import type { Store } from "../store/database.js";
+import { fixedLimit } from "../store/fixed-limit.js";
 import type { TransactionsTable, TxState } from "../store/schema.js";
 import { inStoredTrace, tracingOn } from "../tracing/spans.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
@@ -71,7 +72,7 @@ export class TrackerContext {
       .where("chain_id", "=", chain.chainId)
       .where("state", "in", states)
       .orderBy("nonce")
-      .limit(BATCH)
+      .limit(fixedLimit(BATCH))
       .execute();
   }
 

@@ -1,6 +1,7 @@
 /** Per-wallet balance thresholds: an address that falls below raises wallet.balance_low once, and re-arms when it is back above. */
 import type { Logger } from "pino";
 import type { Store } from "../store/database.js";
+import { fixedLimit } from "../store/fixed-limit.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import { nodeRead } from "../upstream/node-reads.js";
 import { recordEvent } from "./outbox.js";
@@ -71,7 +72,7 @@ export class BalanceWatch {
       .orderBy("balance_alerts.wallet_id")
       .orderBy("balance_alerts.chain_id")
       .orderBy("wallet_addresses.idx")
-      .limit(ADDRESSES_PER_PASS)
+      .limit(fixedLimit(ADDRESSES_PER_PASS))
       .offset(this.offset)
       .execute();
     this.offset = watched.length < ADDRESSES_PER_PASS ? 0 : this.offset + watched.length;

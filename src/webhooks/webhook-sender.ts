@@ -7,6 +7,7 @@ import { Agent, request } from "undici";
 import type { WebhookSettings } from "../config/config.js";
 import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Store } from "../store/database.js";
+import { fixedLimit } from "../store/fixed-limit.js";
 import { failed, inStoredTrace, type Span, traceHeaders } from "../tracing/spans.js";
 import { failureClass, NOT_PUBLIC } from "./failure-class.js";
 import { SIGNATURE_HEADER, signatureHeader } from "./signature.js";
@@ -134,7 +135,7 @@ export class WebhookSender {
       .select("id")
       .where("state", "=", "pending")
       .where("next_attempt_at", "<=", now)
-      .limit(1)
+      .limit(fixedLimit(1))
       .executeTakeFirst();
     if (!any) return 0;
     const free = IN_FLIGHT - this.inFlight.size;
@@ -215,7 +216,7 @@ export class WebhookSender {
         )
         .orderBy("d.next_attempt_at")
         .orderBy("d.order_seq")
-        .limit(IN_FLIGHT * 4)
+        .limit(fixedLimit(IN_FLIGHT * 4))
         .execute()
     );
   }
