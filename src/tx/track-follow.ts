@@ -17,7 +17,7 @@ import { isAlreadyKnown } from "./tx-errors.js";
 export async function followSent(ctx: TrackerContext, chain: Chain, row: TransactionsTable): Promise<void> {
   let receipt: NodeReceipt | null;
   try {
-    receipt = await ctx.receipt(chain, row.tx_hash);
+    receipt = await ctx.sentReceipt(chain, row.tx_hash);
   } catch {
     return;
   }

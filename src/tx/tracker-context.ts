@@ -58,6 +58,8 @@ export class TrackerContext {
   readonly startedAt: number;
   /** Stuck transactions whose fee bump a policy refused: not tried again before this time. */
   readonly bumpRefusedUntil = new Map<string, number>();
+  /** By chain: the head at which the node last had no receipt for a sent transaction's hash (see sentReceipt). */
+  private readonly absent = new Map<number, Map<string, number>>();
 
   constructor(readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
@@ -103,6 +105,44 @@ export class TrackerContext {
   receipt(chain: Chain, hash: string): Promise<NodeReceipt | null> {
     // One pass asks for many receipts at once: they go to the node as one batch.
     return receiptOf(chain, hash, { batch: true });
+  }
+
+  /**
+   * A sent transaction's receipt, asked of the node only when the chain's head has moved since the
+   * node last had none for it (decision 187): a pass every second against a chain making a block
+   * every 12 s asked twelve times a block for every transaction waiting in the pool. The head is
+   * the head tracker's (read every --head-poll-ms and right after sends); with no fresh head, or a
+   * different one (a reset that took it back included), the node is asked.
+   */
+  async sentReceipt(chain: Chain, hash: string): Promise<NodeReceipt | null> {
+    const head = chain.head?.head;
+    const absent = this.absentAt(chain);
+    if (head !== undefined && absent.get(hash) === head) return null;
+    const receipt = await this.receipt(chain, hash);
+    if (receipt === null && head !== undefined) absent.set(hash, head);
+    else absent.delete(hash);
+    return receipt;
+  }
+
+  /** Keeps the heads of missing receipts only for `rows`, the chain's sent rows of this pass: bounded by a pass's batch. */
+  keepAbsent(chain: Chain, rows: readonly Pick<TransactionsTable, "tx_hash">[]): void {
+    const absent = this.absentAt(chain);
+    if (absent.size === 0) return;
+    const kept = new Map<string, number>();
+    for (const { tx_hash } of rows) {
+      const head = absent.get(tx_hash);
+      if (head !== undefined) kept.set(tx_hash, head);
+    }
+    this.absent.set(chain.chainId, kept);
+  }
+
+  private absentAt(chain: Chain): Map<string, number> {
+    let absent = this.absent.get(chain.chainId);
+    if (absent === undefined) {
+      absent = new Map();
+      this.absent.set(chain.chainId, absent);
+    }
+    return absent;
   }
 
   /**

@@ -67,6 +67,7 @@ export class TransactionTracker {
       await broadcast(ctx, chain, row);
     }
     const sent = await ctx.rows(chain, ["sent"]);
+    ctx.keepAbsent(chain, sent);
     await Promise.all(sent.map((row) => followSent(ctx, chain, row)));
     await confirm(ctx, chain);
   }
