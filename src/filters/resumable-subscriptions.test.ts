@@ -96,6 +96,13 @@ it("a newHeads client that lost its socket resumes from its cursor: every missed
  * transaction and the cursor a client resumes after.
  */
 async function lastLogThenGone(first: Awaited<ReturnType<typeof client>>, emitter: string) {
+  const last = await lastLog(first, emitter);
+  await first.close();
+  return last;
+}
+
+/** A log the stream `first` delivers: the log's transaction and the cursor after it. */
+async function lastLog(first: Awaited<ReturnType<typeof client>>, emitter: string) {
   const doomed = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
   expect(
     await waitUntil(
@@ -103,9 +110,7 @@ async function lastLogThenGone(first: Awaited<ReturnType<typeof client>>, emitte
       20_000,
     ),
   ).toBe(true);
-  const cursor = first.notes.at(-1)!.cursor!;
-  await first.close();
-  return { doomed, cursor };
+  return { doomed, cursor: first.notes.at(-1)!.cursor! };
 }
 
 /**
@@ -127,13 +132,19 @@ async function resumedUntil(cursor: string, last: string) {
   };
 }
 
-it("a logs client resumes across a reorg: what the reorg took back comes with removed: true, then the new chain's logs", async () => {
+/** A new log emitter, and a client with a resumable logs stream of it. */
+async function emitterStream() {
   const emitter = (await sendAndWait(rt, { from: DEV_ACCOUNT, data: EMITTER_INIT_CODE })).contractAddress!;
   const node = rt.devnet!.nodes[0]!.url;
   const first = await client(rt.url);
   expect(
     (await first.call("eth_subscribe", ["logs", { address: emitter, resumable: true }])).error,
   ).toBeUndefined();
+  return { emitter, node, first };
+}
+
+it("a logs client resumes across a reorg: what the reorg took back comes with removed: true, then the new chain's logs", async () => {
+  const { emitter, node, first } = await emitterStream();
   const snapshot = await nodeCall(node, "evm_snapshot");
   const { doomed, cursor } = await lastLogThenGone(first, emitter);
   // The block with the doomed log goes; the chain grows longer with another log.
@@ -145,6 +156,39 @@ it("a logs client resumes across a reorg: what the reorg took back comes with re
     [doomed.transactionHash, true],
     [kept.transactionHash, false],
   ]);
+});
+
+it("a removed log the stream could not send (its socket closing) still comes to the client that resumes", async () => {
+  const { emitter, node, first } = await emitterStream();
+  // Another client, there all along: when it hears of the reorg, so has the first stream.
+  const watcher = await client(rt.url);
+  expect((await watcher.call("eth_subscribe", ["logs", { address: emitter }])).error).toBeUndefined();
+  const snapshot = await nodeCall(node, "evm_snapshot");
+  const { doomed, cursor } = await lastLog(first, emitter);
+  // The client says goodbye and never ends its side: the server holds the socket as closing (for
+  // its close timeout) and the stream stays subscribed meanwhile, with nowhere to send.
+  const raw = first.socket as unknown as { _socket: { end: () => unknown }; _closeFrameReceived: boolean };
+  raw._socket.end = () => raw._socket;
+  first.socket.close();
+  expect(await waitUntil(() => raw._closeFrameReceived, 20_000)).toBe(true);
+  await nodeCall(node, "evm_revert", [snapshot]);
+  await mine(rt, 1);
+  const kept = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
+  expect(
+    await waitUntil(
+      () =>
+        watcher.notes.some((n) => n.result.transactionHash === doomed.transactionHash && n.result.removed) &&
+        watcher.notes.some((n) => n.result.transactionHash === kept.transactionHash),
+      20_000,
+    ),
+  ).toBe(true);
+  const { got } = await resumedUntil(cursor, kept.transactionHash);
+  expect(got).toEqual([
+    [doomed.transactionHash, true],
+    [kept.transactionHash, false],
+  ]);
+  first.socket.terminate();
+  await watcher.close();
 });
 
 it("a logs stream resumed across a reorg whose fork is below every block it remembers replays from the real fork point", async () => {

@@ -92,6 +92,9 @@ export class ResumableSubscriptions {
    * called, so the caller answers the subscription first and every notification (the replay
    * included) carries the id the client knows. On resume, what the client had from blocks a reorg
    * replaced comes back with `removed: true` (logs), then everything after the cursor once, in order.
+   * `send` answers whether the notification went out (false: the socket is closing); the stream
+   * remembers only what went out, so a resume from the client's last cursor still finds what it
+   * did not get (decision 188).
    */
   async subscribe(
     chain: Chain,
@@ -99,7 +102,7 @@ export class ResumableSubscriptions {
     criteria: LogCriteria,
     tenant: string,
     resumeAfter: unknown,
-    send: (result: unknown, cursor: string) => void,
+    send: (result: unknown, cursor: string) => boolean,
   ): Promise<{ id: string; release(): void }> {
     const opened =
       resumeAfter === undefined
@@ -108,11 +111,11 @@ export class ResumableSubscriptions {
     const { stream, memory, from } = opened;
     criteria = opened.criteria;
     const recorder = new StreamRecorder(this.store, stream, memory, this.now);
-    // Held until the subscription's answer is out (see `release`).
-    let outbox: [unknown, string][] | undefined = [];
-    const deliver = (result: unknown, cursor: string) => {
-      if (outbox !== undefined) outbox.push([result, cursor]);
-      else send(result, cursor);
+    // Held until the subscription's answer is out (see `release`); `sent` records what went out.
+    let outbox: [unknown, string, () => void][] | undefined = [];
+    const deliver = (result: unknown, cursor: string, sent: () => void) => {
+      if (outbox !== undefined) outbox.push([result, cursor, sent]);
+      else if (send(result, cursor)) sent();
     };
     let last: Position | undefined = from;
     /** Live notifications that arrive while missed ones are replayed wait here, in order. */
@@ -120,8 +123,11 @@ export class ResumableSubscriptions {
     const emit = (result: unknown) => {
       const log = result as Log;
       if (kind === "logs" && log.removed === true) {
-        if (last !== undefined) deliver(result, cursorOf(stream, last));
-        recorder.forget(Number(BigInt(log.blockNumber)));
+        const taken = Number(BigInt(log.blockNumber));
+        // Forgotten only once the client was told: a client that was not resumes before the
+        // reorg, and the replay finds the block replaced and tells it then.
+        if (last !== undefined) deliver(result, cursorOf(stream, last), () => recorder.forget(taken));
+        else recorder.forget(taken);
         return;
       }
       const at: Position =
@@ -135,8 +141,7 @@ export class ResumableSubscriptions {
       )
         return;
       last = at;
-      recorder.note(kind, result);
-      deliver(result, cursorOf(stream, at));
+      deliver(result, cursorOf(stream, at), () => recorder.note(kind, result));
     };
     // Subscribed first, so nothing after the replay's last block can slip between the two.
     const id = this.hub.subscribe(
@@ -165,7 +170,7 @@ export class ResumableSubscriptions {
     const release = () => {
       const held = outbox ?? [];
       outbox = undefined;
-      for (const [result, cursor] of held) send(result, cursor);
+      for (const [result, cursor, sent] of held) if (send(result, cursor)) sent();
     };
     return { id, release };
   }

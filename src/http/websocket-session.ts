@@ -48,8 +48,11 @@ export class SocketSession {
     });
   }
 
-  private send(text: string): void {
-    if (this.socket.readyState === this.socket.OPEN) this.socket.send(text);
+  /** Whether `text` went out: not once the socket is closing (a close frame came or was sent). */
+  private send(text: string): boolean {
+    if (this.socket.readyState !== this.socket.OPEN) return false;
+    this.socket.send(text);
+    return true;
   }
 
   private async onMessage(data: Buffer): Promise<void> {
