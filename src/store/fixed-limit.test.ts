@@ -1,8 +1,9 @@
 /** A fixed LIMIT: written into the SQL (never a parameter), refused unless a whole number of rows, and every constant LIMIT in the service written so. */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { sourceFiles } from "../test-support/source-files.js";
 import { describeEachStore, suiteStore } from "../test-support/stores.js";
 import { fixedLimit } from "./fixed-limit.js";
 
@@ -67,19 +68,12 @@ describe("the service's LIMITs", () => {
   it("are fixed wherever the row count is a constant (a bound LIMIT recompiles every run on SQLite)", () => {
     const src = join(import.meta.dirname, "..");
     const offenders: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of readdirSync(dir, { withFileTypes: true })) {
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) walk(path);
-        else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) {
-          const relative = path.slice(src.length + 1);
-          for (const call of readFileSync(path, "utf8").matchAll(/\.limit\(([^\n]*)/g))
-            if (!call[1]!.startsWith("fixedLimit(") && !BOUND_LIMITS.has(relative))
-              offenders.push(`${relative}: .limit(${call[1]}`);
-        }
-      }
-    };
-    walk(src);
+    for (const path of sourceFiles(src)) {
+      const relative = path.slice(src.length + 1);
+      for (const call of readFileSync(path, "utf8").matchAll(/\.limit\(([^\n]*)/g))
+        if (!call[1]!.startsWith("fixedLimit(") && !BOUND_LIMITS.has(relative))
+          offenders.push(`${relative}: .limit(${call[1]}`);
+    }
     expect(offenders).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /** A sent transaction's receipt is asked of the node once per head, not once per tracker pass: while no block comes, the node is not asked again; the next block's receipt is found. */
-import { type Hex, parseEther, toHex } from "viem";
+import { parseEther, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCall } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
@@ -7,6 +7,7 @@ import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { newWallet } from "../test-support/token-helpers.js";
 
 const PASSWORD = "receipt-polls-password";
 
@@ -36,17 +37,12 @@ describe("receipts of sent transactions", () => {
   });
 
   it("while the head stays, a pending transaction's receipt is not asked again; once a block comes it is found", async () => {
-    const { json } = await rt.post("/wallet", {
-      type: "KEYSTORE_V3",
-      password: PASSWORD,
-      address_quantity: 1,
-    });
-    const [wallet] = json as { id: string; address: Hex }[];
-    await nodeCall(anvilUrl, "anvil_setBalance", [wallet!.address, toHex(parseEther("10"))]);
+    const wallet = await newWallet(rt, PASSWORD);
+    await nodeCall(anvilUrl, "anvil_setBalance", [wallet.address, toHex(parseEther("10"))]);
     // The node takes transactions into its pool and makes no block until told.
     await nodeCall(anvilUrl, "evm_setAutomine", [false]);
     const sent = await rt.post("/transaction", {
-      wallet_id: wallet!.id,
+      wallet_id: wallet.id,
       password: PASSWORD,
       transaction: { to: DEV_ACCOUNT_2, value: "1" },
     });
