@@ -7,6 +7,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { Pool } from "undici";
 import type { Hex } from "viem";
+import { OpenRequests } from "../src/http/fast-path-server.js";
 import { keccak256OfHex } from "../src/keys/keccak.js";
 import { type SignatureBytes, signInOnePass } from "../src/keys/one-pass-transaction.js";
 import { WalFlush } from "../src/store/wal-flush.js";
@@ -16,7 +17,8 @@ import { benchTransfer } from "./bench-transfer.js";
  * What any service that holds the key must do before it answers a hash, with chaingate's own parts
  * where it has them: the one-pass signer, libsecp256k1 (each signature recovered and compared, as
  * chaingate checks every one), a SQLite row in WAL mode made durable by one shared fdatasync
- * (WalFlush) before the bytes are broadcast, one send to the node. The rows that arrive in one
+ * (WalFlush; on the event loop when no other request is open, as chaingate's group commit does) before
+ * the bytes are broadcast, one send to the node. The rows that arrive in one
  * turn of the event loop go in one transaction, as a group commit would. It has no wallets, no
  * policies, no audit, no nonce ledger beyond a counter, no idempotency, no access log, no metrics
  * and follows nothing to finality: a floor, not a service. Run by the bench, never deployed.
@@ -42,6 +44,9 @@ const secp = createRequire(import.meta.url)("secp256k1/bindings") as Secp256k1;
 const key = Buffer.from(keyHex.slice(2), "hex");
 const publicKey = Buffer.from(secp.publicKeyCreate(key, false));
 
+/** Requests being served: a lone one's flush waits on the event loop (decision 189). */
+const open = new OpenRequests();
+
 /** Writes a turn's rows durably: resolves once they would survive a crash of the machine. */
 type WriteRows = (rows: readonly { nonce: number; raw: Hex; hash: Hex }[]) => Promise<void>;
 
@@ -60,7 +65,7 @@ function sqliteRows(): WriteRows {
   });
   return (rows) => {
     writeAll(rows);
-    return flush.flush();
+    return flush.flush(open.count <= 1);
   };
 }
 
@@ -127,6 +132,7 @@ async function send(): Promise<Hex> {
 }
 
 createServer((request, response) => {
+  open.opened(response);
   const chunks: Buffer[] = [];
   request.on("data", (chunk: Buffer) => chunks.push(chunk));
   request.on("end", () => {

@@ -24,7 +24,7 @@ import { AnswerBudget } from "./http/answer-budget.js";
 import { useBrowserGuard } from "./http/browser-guard.js";
 import { consoleRoutes } from "./http/console-routes.js";
 import { custodyRoutes } from "./http/custody-routes.js";
-import { FastPaths, serverWithFastPaths } from "./http/fast-path-server.js";
+import { FastPaths, OpenRequests, serverWithFastPaths } from "./http/fast-path-server.js";
 import { healthRoutes } from "./http/health-routes.js";
 import { laneRoutes } from "./http/lane-routes.js";
 import { type EmbeddedStatus, networkRoutes } from "./http/network-routes.js";
@@ -117,7 +117,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One line per request, on the fast path too, written in batches (decision 102).
   const accessLog = config.logRequests ? AccessLog.of(deps.logger) : undefined;
   const inFlight = new RequestsInFlight(config.limits.concurrentPerKey, deps.share);
-  const app = createFastify(config, deps.logger, () => fastPath);
+  const open = new OpenRequests();
+  const app = createFastify(config, deps.logger, () => fastPath, open);
+  // A commit with no other request in flight waits for the disk on the event loop (decision 189).
+  deps.store.group.flushInlineWhen(() => open.count <= 1);
   useBrowserGuard(app, {
     keys: deps.keys,
     listenHost: config.host,
@@ -163,9 +166,10 @@ function createFastify(
   config: Config,
   logger: Logger,
   fastPath: () => FastPaths | undefined,
+  open: OpenRequests,
 ): FastifyInstance {
   return Fastify({
-    serverFactory: serverWithFastPaths(fastPath),
+    serverFactory: serverWithFastPaths(fastPath, open),
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
     requestIdHeader: "x-request-id",

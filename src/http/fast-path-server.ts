@@ -22,11 +22,32 @@ export class FastPaths {
 }
 
 /**
+ * HTTP requests from arrival until their response closes, on every path: a lone transaction's
+ * commit may wait for the disk on the event loop when it is the only one (decision 189).
+ */
+export class OpenRequests {
+  count = 0;
+  /** One listener shared by every response: no closure a request. */
+  private readonly closed = () => {
+    this.count--;
+  };
+
+  opened(response: ServerResponse): void {
+    this.count++;
+    response.on("close", this.closed);
+  }
+}
+
+/**
  * Fastify's HTTP/1 server with the fast paths in front of its handler, set up as Fastify sets up
  * its own (keep-alive, request and connection timeouts). `fastPaths` is read per request: they
- * exist once the dispatcher does, after Fastify is made, and not while Fastify closes.
+ * exist once the dispatcher does, after Fastify is made, and not while Fastify closes. Every
+ * request is counted in `open`.
  */
-export function serverWithFastPaths(fastPaths: () => FastPaths | undefined): FastifyServerFactory {
+export function serverWithFastPaths(
+  fastPaths: () => FastPaths | undefined,
+  open: OpenRequests,
+): FastifyServerFactory {
   return (handler, options) => {
     const serve = (request: IncomingMessage, response: ServerResponse) => {
       const paths = fastPaths();
@@ -35,6 +56,7 @@ export function serverWithFastPaths(fastPaths: () => FastPaths | undefined): Fas
     };
     // No span and no closure a request while tracing is off (the cache hit's path is ~25 µs).
     const server: Server = createServer(options.http ?? {}, (request, response) => {
+      open.opened(response);
       if (tracingOn()) serveInSpan(request, response, () => serve(request, response));
       else serve(request, response);
     });

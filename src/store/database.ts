@@ -99,7 +99,7 @@ export async function openStore(
   const durability: CommitDurability | undefined = flush && {
     relax: CompiledQuery.raw("pragma synchronous = NORMAL"),
     restore: CompiledQuery.raw("pragma synchronous = FULL"),
-    flush: () => flush.flush(),
+    flush: (inline) => flush.flush(inline),
   };
   // One group at a time on either store (decision 166): on PostgreSQL concurrent groups of one
   // instance mostly queued on each other's nonce rows, where one bigger group commits sooner. On

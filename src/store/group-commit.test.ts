@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { sql, type Transaction } from "kysely";
+import { CompiledQuery, sql, type Transaction } from "kysely";
 import { expect, it } from "vitest";
 import { describeEachStore, suiteStore, tempStore } from "../test-support/stores.js";
 import { openStore } from "./database.js";
@@ -248,6 +248,39 @@ describeEachStore("group commit", (target) => {
     expect(retried).toBe("second try");
     expect(tries).toBe(2);
     expect(await addresses(c)).toEqual(["a", "b"]);
+  });
+
+  it("a group waits for its flush on the event loop only when nothing is queued behind it and the loop is free", async () => {
+    const c = ++chain;
+    const asked: boolean[] = [];
+    const group = new GroupCommit(opened.store.db, 1, {
+      durability: {
+        relax: CompiledQuery.raw("select 1"),
+        restore: CompiledQuery.raw("select 1"),
+        flush: async (inline) => {
+          asked.push(inline);
+        },
+      },
+    });
+    // Not told the loop is free: never inline.
+    await group.run((trx) => insert(trx, c, "a"));
+    expect(asked).toEqual([false]);
+    let free = true;
+    group.flushInlineWhen(() => free);
+    await group.run((trx) => insert(trx, c, "b"));
+    expect(asked).toEqual([false, true]);
+    // A job queued while the group is written waits behind it: that group's flush leaves the loop free.
+    let behind: Promise<unknown> | undefined;
+    await group.run(async (trx) => {
+      behind = group.run((later) => insert(later, c, "d"));
+      await insert(trx, c, "c");
+    });
+    await behind;
+    expect(asked).toEqual([false, true, false, true]);
+    free = false;
+    await group.run((trx) => insert(trx, c, "e"));
+    expect(asked).toEqual([false, true, false, true, false]);
+    expect(await addresses(c)).toEqual(["a", "b", "c", "d", "e"]);
   });
 
   it("closing the store waits for the jobs already queued", async () => {

@@ -95,7 +95,8 @@ export interface GroupCommitOptions {
 export interface CommitDurability {
   relax: CompiledQuery;
   restore: CompiledQuery;
-  flush(): Promise<void>;
+  /** `inline`: nothing else waits for the event loop, so it may wait for the disk itself. */
+  flush(inline: boolean): Promise<void>;
 }
 
 /** Items one joined job may carry (its statement names them all: far below every driver's limit). */
@@ -165,6 +166,8 @@ export class GroupCommit {
   private lazyInFlight = false;
 
   private readonly durability: CommitDurability | undefined;
+  /** Whether nothing outside the group commit needs the event loop now (see `flushInlineWhen`). */
+  private loopFree: () => boolean = () => false;
   private readonly lazyLane: boolean;
   private readonly pipelinedCommit: boolean;
 
@@ -270,6 +273,15 @@ export class GroupCommit {
     // running it: later items must not join a batch whose answer is already given.
     batch.done.then(close, close);
     return batch.done;
+  }
+
+  /**
+   * Lets a group with nothing queued behind it wait for its flush on the event loop when `free`
+   * says nothing else needs the loop (the HTTP server: no request in flight but the one waiting);
+   * otherwise the flush runs on the thread pool while the loop serves the rest (decision 189).
+   */
+  flushInlineWhen(free: () => boolean): void {
+    this.loopFree = free;
   }
 
   /** Resolves once every job queued so far has settled (shutdown). */
@@ -406,7 +418,8 @@ export class GroupCommit {
         return;
       }
       try {
-        await this.durability?.flush();
+        // Inline only when the sync holds up nobody: no group waits, nor any other request (decision 189).
+        await this.durability?.flush(this.queue.length === 0 && this.loopFree());
       } catch (error) {
         for (const job of jobs) job.reject(error);
         return;

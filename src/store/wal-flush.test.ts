@@ -27,6 +27,45 @@ it("a flush asked while one runs waits for the next, which every later asker sha
   await flush.close();
 });
 
+it("an inline flush syncs before it returns once the WAL is open; one asked while a flush runs waits for the next", async () => {
+  const path = join(dir, "inline-wal");
+  writeFileSync(path, "frames");
+  const flush = new WalFlush(path);
+  /**
+   * Whether a flush settles within this turn's microtasks: an inline one has synced already, one on
+   * the thread pool cannot settle before the event loop polls again.
+   */
+  const settledAtOnce = async (flushed: Promise<void>) => {
+    let state = "pending";
+    flushed.then(
+      () => {
+        state = "settled";
+      },
+      () => {
+        state = "failed";
+      },
+    );
+    for (let i = 0; i < 5; i++) await null;
+    return state;
+  };
+  // The WAL is not open yet: the first flush opens it on the thread pool, inline or not.
+  const opening = flush.flush(true);
+  expect(await settledAtOnce(opening)).toBe("pending");
+  await opening;
+  expect(await settledAtOnce(flush.flush(true))).toBe("settled");
+  // Not inline: the thread pool's.
+  const pooled = flush.flush();
+  expect(await settledAtOnce(pooled)).toBe("pending");
+  await pooled;
+  // While a flush runs, an inline one waits for the next, as every other asker does.
+  const running = flush.flush();
+  const inline = flush.flush(true);
+  expect(inline).not.toBe(running);
+  expect(flush.flush()).toBe(inline);
+  await Promise.all([running, inline]);
+  await flush.close();
+});
+
 it("a flush that cannot reach the file fails as a store fault not to be repeated blindly", async () => {
   const flush = new WalFlush(join(dir, "missing-wal"));
   await expect(flush.flush()).rejects.toMatchObject({ code: "STORE_UNAVAILABLE", retryable: false });
