@@ -82,6 +82,15 @@ it("a newHeads client that lost its socket resumes from its cursor: every missed
   const all = [...seen, ...again.notes.map(numberOf)];
   // Contiguous: no gap, no repeat.
   expect(all).toEqual(Array.from({ length: all.length }, (_, i) => all[0]! + i));
+  // A cursor made before cursors carried a count resumes by its position alone.
+  const oldStyle = again.notes.at(-2)!.cursor!.replace(/-[0-9a-f]+$/, "");
+  expect(oldStyle.split("-")).toHaveLength(3);
+  const older = await client(rt.url);
+  const fromOld = await older.call("eth_subscribe", ["newHeads", { resumeAfter: oldStyle }]);
+  expect(fromOld.error).toBeUndefined();
+  expect(await waitUntil(() => older.notes.length >= 1, 20_000)).toBe(true);
+  expect(numberOf(older.notes[0]!)).toBe(numberOf(again.notes.at(-1)!));
+  await older.close();
   // A cursor of another stream, or a made-up one, is refused with what to do instead.
   const refused = await again.call("eth_subscribe", ["newHeads", { resumeAfter: `${"0".repeat(32)}-1-0` }]);
   expect(refused.error?.message).toMatch(/cannot resume.*subscribe afresh/);
@@ -217,4 +226,47 @@ it("a logs stream resumed across a reorg whose fork is below every block it reme
     [late.transactionHash, false],
   ]);
   for (const id of subscriptions) expect(id).toBe(subscription);
+});
+
+it("a live logs stream hears a reorg's new log at the height and index of the one it took back", async () => {
+  const { emitter, node, first } = await emitterStream();
+  const snapshot = await nodeCall(node, "evm_snapshot");
+  const { doomed } = await lastLog(first, emitter);
+  // The new chain's first log is in a block of the same height, at the same index (another
+  // transaction: the same one sent again would be the same log).
+  await nodeCall(node, "evm_revert", [snapshot]);
+  const kept = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter, data: "0x01" });
+  expect(kept.blockNumber).toBe(doomed.blockNumber);
+  await mine(rt, 1);
+  expect(
+    await waitUntil(() => first.notes.some((n) => n.result.transactionHash === kept.transactionHash), 20_000),
+  ).toBe(true);
+  expect(first.notes.map((n) => [n.result.transactionHash, n.result.removed === true])).toEqual([
+    [doomed.transactionHash, false],
+    [doomed.transactionHash, true],
+    [kept.transactionHash, false],
+  ]);
+  await first.close();
+  // Resumed after the removal: the client has nothing of the old block, and only the new log comes.
+  const afterRemoval = await resumedUntil(first.notes[1]!.cursor!, kept.transactionHash);
+  expect(afterRemoval.got).toEqual([[kept.transactionHash, false]]);
+});
+
+it("a removal the socket took and lost comes again to the client that resumes from the log before it", async () => {
+  const { emitter, node, first } = await emitterStream();
+  const snapshot = await nodeCall(node, "evm_snapshot");
+  const { doomed, cursor } = await lastLog(first, emitter);
+  await nodeCall(node, "evm_revert", [snapshot]);
+  const kept = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter, data: "0x01" });
+  await mine(rt, 1);
+  // The stream sent the removal and the new log; the client lost both with its connection.
+  expect(
+    await waitUntil(() => first.notes.some((n) => n.result.transactionHash === kept.transactionHash), 20_000),
+  ).toBe(true);
+  await first.close();
+  const { got } = await resumedUntil(cursor, kept.transactionHash);
+  expect(got).toEqual([
+    [doomed.transactionHash, true],
+    [kept.transactionHash, false],
+  ]);
 });

@@ -1,12 +1,12 @@
 /** Resumable newHeads and logs subscriptions: each notification carries a cursor; a client that lost its socket resumes from it on any instance. */
 import { randomBytes } from "node:crypto";
 import { ChaingateError } from "../errors/chaingate-error.js";
-import { invalidParams } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { blockHashAt, headOf, nodeRead } from "../upstream/node-reads.js";
 import { canonicalBase, type RememberedBlock } from "./canonical-base.js";
 import { type LogCriteria, logMatches, toHex } from "./filter-criteria.js";
+import { cursorOf, type Position, parseCursor } from "./stream-cursor.js";
 import type { SubscriptionHub } from "./subscription-hub.js";
 
 /** How far back a cursor may be resumed: past this the client reads what it missed with eth_getLogs. */
@@ -26,41 +26,31 @@ interface RecentBlock {
   n: number;
   h: string;
   logs?: Log[];
+  /** For each of `logs`, the stream's count when it went out (absent in streams stored before). */
+  sentAt?: number[];
+}
+/** A block a reorg took back after some of its logs went out, with the count its removal went out at. */
+interface TakenBlock extends RecentBlock {
+  removedAt: number;
 }
 /**
  * What a stream stored: the blocks it sent lately, and its floor, the newest block below them whose
  * items the client may have had but the stream no longer remembers (the head when it started, or
- * the newest block it let go of), with that block's hash then.
+ * the newest block it let go of), with that block's hash then. `count` numbers the notifications
+ * that went out (each cursor carries its own), and `taken` keeps the blocks whose removal went out,
+ * so that a client whose socket took a removal and lost it hears it again (decision 190).
  */
 interface StreamMemory {
   floor?: RememberedBlock;
   blocks: RecentBlock[];
+  count?: number;
+  taken?: TakenBlock[];
 }
 
 /** Streams stored before the floor was kept hold a bare array of blocks. */
 function readMemory(text: string): StreamMemory {
   const parsed = JSON.parse(text) as RecentBlock[] | StreamMemory;
   return Array.isArray(parsed) ? { blocks: parsed } : parsed;
-}
-
-interface Position {
-  block: number;
-  /** For logs: the last log index sent in `block` (-1: none of it yet). */
-  index: number;
-}
-
-const cursorOf = (stream: string, at: Position) =>
-  `${stream}-${at.block.toString(16)}-${(at.index + 1).toString(16)}`;
-
-function parseCursor(cursor: unknown): { stream: string; at: Position } {
-  const match =
-    typeof cursor === "string" ? /^([0-9a-f]{32})-([0-9a-f]{1,12})-([0-9a-f]{1,8})$/.exec(cursor) : null;
-  if (!match)
-    throw invalidParams("resumeAfter must be a cursor from a notification of a resumable subscription");
-  return {
-    stream: match[1]!,
-    at: { block: Number.parseInt(match[2]!, 16), index: Number.parseInt(match[3]!, 16) - 1 },
-  };
 }
 
 const gone = (why: string) =>
@@ -77,6 +67,8 @@ interface OpenedStream {
   memory: StreamMemory;
   /** Where a resumed stream's client was: undefined for a new stream. */
   from: Position | undefined;
+  /** How many notifications the resumed stream's client had (its cursor's count), when known. */
+  count: number | undefined;
 }
 
 export class ResumableSubscriptions {
@@ -108,71 +100,40 @@ export class ResumableSubscriptions {
       resumeAfter === undefined
         ? await this.newStream(chain, kind, criteria, tenant)
         : await this.resumedStream(chain, kind, tenant, resumeAfter);
-    const { stream, memory, from } = opened;
-    criteria = opened.criteria;
+    const { stream, memory, from, count } = opened;
     const recorder = new StreamRecorder(this.store, stream, memory, this.now);
-    // Held until the subscription's answer is out (see `release`); `sent` records what went out.
-    let outbox: [unknown, string, () => void][] | undefined = [];
-    const deliver = (result: unknown, cursor: string, sent: () => void) => {
-      if (outbox !== undefined) outbox.push([result, cursor, sent]);
-      else if (send(result, cursor)) sent();
-    };
-    let last: Position | undefined = from;
+    // What the client had is what the stream remembers from here on (the replay sends the rest again).
+    const missed = from !== undefined && count !== undefined ? recorder.rewindTo(count) : [];
+    const feed = new StreamFeed(kind, stream, recorder, memory.count ?? 0, from, send);
     /** Live notifications that arrive while missed ones are replayed wait here, in order. */
     let buffered: unknown[] | undefined = from === undefined ? undefined : [];
-    const emit = (result: unknown) => {
-      const log = result as Log;
-      if (kind === "logs" && log.removed === true) {
-        const taken = Number(BigInt(log.blockNumber));
-        // Forgotten only once the client was told: a client that was not resumes before the
-        // reorg, and the replay finds the block replaced and tells it then.
-        if (last !== undefined) deliver(result, cursorOf(stream, last), () => recorder.forget(taken));
-        else recorder.forget(taken);
-        return;
-      }
-      const at: Position =
-        kind === "newHeads"
-          ? { block: Number(BigInt((result as { number: string }).number)), index: 0 }
-          : { block: Number(BigInt(log.blockNumber)), index: Number(BigInt(log.logIndex ?? "0x0")) };
-      // Already sent (the replay and the live feed overlap by design): sent once.
-      if (
-        last !== undefined &&
-        (at.block < last.block || (at.block === last.block && at.index <= last.index))
-      )
-        return;
-      last = at;
-      deliver(result, cursorOf(stream, at), () => recorder.note(kind, result));
-    };
     // Subscribed first, so nothing after the replay's last block can slip between the two.
     const id = this.hub.subscribe(
       chain,
       kind,
-      criteria,
+      opened.criteria,
       (result) => {
         if (buffered !== undefined) buffered.push(result);
-        else emit(result);
+        else feed.emit(result);
       },
       tenant,
     );
     if (from !== undefined) {
       try {
-        await this.replay(chain, kind, criteria, from, memory, emit, (to) => {
-          last = to;
-        });
+        for (const block of missed) feed.emitAgain(block);
+        // Below every block whose removal it missed, the client's chain is the one to check.
+        const lowest = Math.min(...missed.map((block) => block.n));
+        const at = missed.length === 0 ? from : { block: lowest - 1, index: WHOLE_BLOCK };
+        await this.replay(chain, kind, opened.criteria, at, memory, feed);
       } catch (error) {
         this.hub.unsubscribe(id);
         throw error;
       }
       const waiting = buffered ?? [];
       buffered = undefined;
-      for (const result of waiting) emit(result);
+      for (const result of waiting) feed.emit(result);
     }
-    const release = () => {
-      const held = outbox ?? [];
-      outbox = undefined;
-      for (const [result, cursor, sent] of held) if (send(result, cursor)) sent();
-    };
-    return { id, release };
+    return { id, release: () => feed.release() };
   }
 
   /** The stream a cursor names, checked to be this key's, on this chain, of this kind, and recent enough. */
@@ -202,6 +163,7 @@ export class ResumableSubscriptions {
       criteria: JSON.parse(row.criteria) as LogCriteria,
       memory: readMemory(row.recent),
       from: cursor.at,
+      count: cursor.count,
     };
   }
 
@@ -233,7 +195,7 @@ export class ResumableSubscriptions {
         updated_at: now,
       })
       .execute();
-    return { stream, criteria, memory, from: undefined };
+    return { stream, criteria, memory, from: undefined, count: undefined };
   }
 
   /** What the client missed after `from`: logs of replaced blocks as removed, then every later item. */
@@ -243,9 +205,9 @@ export class ResumableSubscriptions {
     criteria: LogCriteria,
     from: Position,
     memory: StreamMemory,
-    emit: (result: unknown) => void,
-    rewind: (to: Position) => void,
+    feed: StreamFeed,
   ): Promise<void> {
+    const emit = (result: unknown) => feed.emit(result);
     const had = memory.blocks.filter((b) => b.n <= from.block);
     const hashAt = (n: number) => blockHashAt(chain, n);
     let { base, replaced } = await canonicalBase(had, hashAt, from.block);
@@ -263,7 +225,7 @@ export class ResumableSubscriptions {
           if (block.n < from.block || index <= from.index) emit({ ...log, removed: true });
         }
     // What the client had above the fork is gone: the new chain's items from there on are all new to it.
-    if (replaced.length > 0) rewind({ block: base, index: WHOLE_BLOCK });
+    if (replaced.length > 0) feed.rewind({ block: base, index: WHOLE_BLOCK });
     const head = chain.head?.highest ?? (await headOf(chain));
     // With no reorg, the cursor's own block may hold logs the client has not had yet.
     const start = replaced.length > 0 ? base + 1 : kind === "logs" ? from.block : from.block + 1;
@@ -293,6 +255,86 @@ export class ResumableSubscriptions {
   }
 }
 
+/**
+ * One subscription's notifications: numbered, each with its cursor, held until the subscription's
+ * answer is out (`release`), sent once by position, and recorded only once they went out.
+ */
+class StreamFeed {
+  /** Held until the subscription's answer is out; each with what records it once it went out. */
+  private outbox: [unknown, string, () => void][] | undefined = [];
+
+  constructor(
+    private readonly kind: Kind,
+    private readonly stream: string,
+    private readonly recorder: StreamRecorder,
+    /** Notifications numbered so far (the stream's count when it opened). */
+    private issued: number,
+    /** The client's position: nothing at or before it is sent again. */
+    private last: Position | undefined,
+    private readonly send: (result: unknown, cursor: string) => boolean,
+  ) {}
+
+  emit(result: unknown): void {
+    const log = result as Log;
+    if (this.kind === "logs" && log.removed === true) {
+      const taken = Number(BigInt(log.blockNumber));
+      // The client no longer has the block: the new chain's logs from its height on are new to
+      // it, at whatever index (kept at the old position, they were dropped as already sent), and
+      // the removal's cursor resumes from below the block (decision 190).
+      this.below(taken);
+      // Forgotten only once the client was told: a client that was not resumes before the
+      // reorg, and the replay finds the block replaced and tells it then.
+      if (this.last !== undefined)
+        this.deliver(result, this.last, (count) => this.recorder.forget(taken, count));
+      else this.recorder.forget(taken, this.issued);
+      return;
+    }
+    const at: Position =
+      this.kind === "newHeads"
+        ? { block: Number(BigInt((result as { number: string }).number)), index: 0 }
+        : { block: Number(BigInt(log.blockNumber)), index: Number(BigInt(log.logIndex ?? "0x0")) };
+    // Already sent (the replay and the live feed overlap by design): sent once.
+    const last = this.last;
+    if (last !== undefined && (at.block < last.block || (at.block === last.block && at.index <= last.index)))
+      return;
+    this.last = at;
+    this.deliver(result, at, (count) => this.recorder.note(this.kind, result, count));
+  }
+
+  /** A removal the client's socket took and lost, sent again: taken again once it goes out. */
+  emitAgain(block: TakenBlock): void {
+    this.below(block.n);
+    const at = this.last ?? { block: block.n - 1, index: WHOLE_BLOCK };
+    for (const log of block.logs ?? [])
+      this.deliver({ ...log, removed: true }, at, (count) => this.recorder.retake(block, count));
+  }
+
+  /** The replay found the client's chain replaced above `to`: what follows is new to it. */
+  rewind(to: Position): void {
+    this.last = to;
+  }
+
+  /** Sends what was held for the subscription's answer; from now on each goes out as it comes. */
+  release(): void {
+    const held = this.outbox ?? [];
+    this.outbox = undefined;
+    for (const [result, cursor, sent] of held) if (this.send(result, cursor)) sent();
+  }
+
+  /** The client's position moved below block `n`, which it no longer has. */
+  private below(n: number): void {
+    if (this.last !== undefined && this.last.block >= n) this.last = { block: n - 1, index: WHOLE_BLOCK };
+  }
+
+  private deliver(result: unknown, at: Position, record: (count: number) => void): void {
+    const count = ++this.issued;
+    const cursor = cursorOf(this.stream, at, count);
+    const sent = () => record(count);
+    if (this.outbox !== undefined) this.outbox.push([result, cursor, sent]);
+    else if (this.send(result, cursor)) sent();
+  }
+}
+
 /** What a stream sent lately, written to the store at most every few tens of milliseconds. */
 class StreamRecorder {
   private dirty = false;
@@ -317,7 +359,8 @@ class StreamRecorder {
     this.memory.blocks = blocks;
   }
 
-  note(kind: Kind, result: unknown): void {
+  /** `result` went out as the stream's notification number `count`. */
+  note(kind: Kind, result: unknown, count: number): void {
     const { number, hash, blockNumber, blockHash } = result as {
       number?: string;
       hash?: string;
@@ -328,11 +371,15 @@ class StreamRecorder {
     const h = (kind === "newHeads" ? hash : blockHash) ?? "";
     let block = this.recent.at(-1);
     if (block === undefined || block.n !== n || block.h !== h) {
-      block = kind === "logs" ? { n, h, logs: [] } : { n, h };
+      block = kind === "logs" ? { n, h, logs: [], sentAt: [] } : { n, h };
       this.recent.push(block);
       if (this.recent.length > STREAM_RECENT_BLOCKS) this.recent = this.recent.slice(-STREAM_RECENT_BLOCKS);
     }
-    if (kind === "logs") block.logs!.push(result as Log);
+    if (kind === "logs") {
+      block.logs!.push(result as Log);
+      block.sentAt?.push(count);
+    }
+    this.counted(count);
     // What a stream keeps is bounded in logs too, not only in blocks: the oldest blocks go first.
     let kept = this.recent.reduce((sum, b) => sum + (b.logs?.length ?? 0), 0);
     while (kept > STREAM_RECENT_LOGS && this.recent.length > 1) {
@@ -343,9 +390,62 @@ class StreamRecorder {
     this.schedule();
   }
 
-  forget(n: number): void {
+  /** The removal of block `n` (and of any block above it) went out as notification `count`. */
+  forget(n: number, count: number): void {
     // Taken back by a reorg, not let go of: the floor stays where it is.
+    for (const block of this.memory.blocks) if (block.n >= n) this.take(block, count);
     this.memory.blocks = this.memory.blocks.filter((b) => b.n < n);
+    this.counted(count);
+  }
+
+  /** A removal sent again on resume went out as notification `count`. */
+  retake(block: TakenBlock, count: number): void {
+    this.take(block, count);
+    this.counted(count);
+  }
+
+  /**
+   * The client resumes having had the notifications up to `count`: the stream remembers only those
+   * from here on (the replay sends the rest again), and answers the blocks whose logs the client
+   * had and whose removal it did not get, each with only the logs it had.
+   */
+  rewindTo(count: number): TakenBlock[] {
+    const had = <B extends RecentBlock>(block: B): B => {
+      if (block.sentAt === undefined || block.logs === undefined) return block;
+      const { logs, sentAt } = block;
+      const kept = sentAt.flatMap((at, i) => (at <= count ? [i] : []));
+      return { ...block, logs: kept.map((i) => logs[i]!), sentAt: kept.map((i) => sentAt[i]!) };
+    };
+    const hasLogs = (block: RecentBlock) => block.logs === undefined || block.logs.length > 0;
+    this.memory.blocks = this.memory.blocks.map(had).filter(hasLogs);
+    const taken = this.memory.taken ?? [];
+    // Kept until sent again (a resume that fails finds them again); a block whose logs the client
+    // never had needs no removal, and is dropped.
+    const missed = taken
+      .filter((block) => block.removedAt > count)
+      .map(had)
+      .filter(hasLogs);
+    this.memory.taken = [...taken.filter((block) => block.removedAt <= count), ...missed];
+    this.memory.count = count;
+    this.schedule();
+    return missed;
+  }
+
+  /** Kept among the taken blocks, removed at `count`; the oldest go past the stream's bounds. */
+  private take(block: RecentBlock, count: number): void {
+    this.memory.taken ??= [];
+    const taken = this.memory.taken;
+    const known = taken.find((t) => t.n === block.n && t.h === block.h);
+    // The count of the removal that went out last: a client that had it resumes after it.
+    if (known !== undefined) known.removedAt = count;
+    else taken.push({ ...block, removedAt: count });
+    let logs = taken.reduce((sum, b) => sum + (b.logs?.length ?? 0), 0);
+    while (taken.length > STREAM_RECENT_BLOCKS || (logs > STREAM_RECENT_LOGS && taken.length > 1))
+      logs -= taken.shift()!.logs?.length ?? 0;
+  }
+
+  private counted(count: number): void {
+    this.memory.count = Math.max(this.memory.count ?? 0, count);
     this.schedule();
   }
 
