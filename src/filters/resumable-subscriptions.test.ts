@@ -270,3 +270,28 @@ it("a removal the socket took and lost comes again to the client that resumes fr
     [kept.transactionHash, false],
   ]);
 });
+
+it("a live newHeads stream hears the new chain's header at a height it had already sent", async () => {
+  const node = rt.devnet!.nodes[0]!.url;
+  const first = await client(rt.url);
+  expect((await first.call("eth_subscribe", ["newHeads", { resumable: true }])).error).toBeUndefined();
+  const snapshot = await nodeCall(node, "evm_snapshot");
+  await mine(rt, 1);
+  expect(await waitUntil(() => first.notes.length >= 1, 20_000)).toBe(true);
+  const replaced = first.notes.at(-1)!.result;
+  // Another block at that height (a transaction in it: not the same block again), then one above.
+  await nodeCall(node, "evm_revert", [snapshot]);
+  const other = await sendAndWait(rt, { from: DEV_ACCOUNT, to: DEV_ACCOUNT, data: "0x02" });
+  expect(other.blockNumber).toBe(replaced.number);
+  await mine(rt, 1);
+  const above = Number(BigInt(replaced.number!)) + 1;
+  expect(await waitUntil(() => first.notes.some((n) => numberOf(n) === above), 20_000)).toBe(true);
+  const heads = first.notes.map((n) => [numberOf(n), n.result.hash]);
+  const at = heads.findIndex(([, hash]) => hash === replaced.hash);
+  expect(heads.slice(at)).toEqual([
+    [numberOf(first.notes[at]!), replaced.hash],
+    [numberOf(first.notes[at]!), other.blockHash],
+    [above, expect.any(String)],
+  ]);
+  await first.close();
+});

@@ -262,6 +262,8 @@ export class ResumableSubscriptions {
 class StreamFeed {
   /** Held until the subscription's answer is out; each with what records it once it went out. */
   private outbox: [unknown, string, () => void][] | undefined = [];
+  /** newHeads: the hash of each header this feed delivered lately, by height. */
+  private readonly headers = new Map<number, string>();
 
   constructor(
     private readonly kind: Kind,
@@ -293,12 +295,33 @@ class StreamFeed {
       this.kind === "newHeads"
         ? { block: Number(BigInt((result as { number: string }).number)), index: 0 }
         : { block: Number(BigInt(log.blockNumber)), index: Number(BigInt(log.logIndex ?? "0x0")) };
-    // Already sent (the replay and the live feed overlap by design): sent once.
+    // Already sent (the replay and the live feed overlap by design): sent once. A header at a
+    // height already sent is a reorg's new block when its hash is another (decision 190).
     const last = this.last;
-    if (last !== undefined && (at.block < last.block || (at.block === last.block && at.index <= last.index)))
+    if (
+      last !== undefined &&
+      (at.block < last.block || (at.block === last.block && at.index <= last.index)) &&
+      !this.replacesHeader(at.block, result)
+    )
       return;
     this.last = at;
+    if (this.kind === "newHeads") this.sentHeader(at.block, result);
     this.deliver(result, at, (count) => this.recorder.note(this.kind, result, count));
+  }
+
+  /** Whether `result` is a header at height `n` other than the one this feed delivered there. */
+  private replacesHeader(n: number, result: unknown): boolean {
+    if (this.kind !== "newHeads") return false;
+    const sent = this.headers.get(n);
+    return sent !== undefined && sent !== (result as { hash?: string }).hash;
+  }
+
+  /** The header at `n` is the client's now: what it had above it belonged to the replaced chain. */
+  private sentHeader(n: number, result: unknown): void {
+    for (const height of this.headers.keys()) if (height >= n) this.headers.delete(height);
+    this.headers.set(n, String((result as { hash?: string }).hash));
+    for (const height of this.headers.keys())
+      if (height <= n - STREAM_RECENT_BLOCKS) this.headers.delete(height);
   }
 
   /** A removal the client's socket took and lost, sent again: taken again once it goes out. */
@@ -369,6 +392,8 @@ class StreamRecorder {
     };
     const n = Number(BigInt((kind === "newHeads" ? number : blockNumber) ?? "0x0"));
     const h = (kind === "newHeads" ? hash : blockHash) ?? "";
+    // A reorg's new header: the replaced ones at and above its height are no longer the client's.
+    if (kind === "newHeads") this.memory.blocks = this.memory.blocks.filter((b) => b.n < n);
     let block = this.recent.at(-1);
     if (block === undefined || block.n !== n || block.h !== h) {
       block = kind === "logs" ? { n, h, logs: [], sentAt: [] } : { n, h };
