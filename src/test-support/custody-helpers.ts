@@ -45,6 +45,22 @@ export async function fundedCustody(
   return { id: records[0]!.id, address: records[0]!.address, addresses: records.map((r) => r.address) };
 }
 
+/** `POST /transaction` of `value` wei to DEV_ACCOUNT_2 from a custody wallet's first address: the hash it answered 200 with. */
+export async function sendTransfer(
+  rt: TestRuntime,
+  wallet: { id: string },
+  password: string,
+  value: string,
+): Promise<string> {
+  const sent = await rt.post("/transaction", {
+    wallet_id: wallet.id,
+    password,
+    transaction: { to: DEV_ACCOUNT_2, value },
+  });
+  expect(sent.status, JSON.stringify(sent.json)).toBe(200);
+  return (sent.json as { tx_hash: string }).tx_hash;
+}
+
 /**
  * `eth_signTransaction` of `value` wei to DEV_ACCOUNT_2 from the custody address `from`, at `nonce`
  * or the next one. Fixed fees: "the same payload" must not hang on the fee oracle moving between

@@ -3,6 +3,7 @@ import type { Hex } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { nodeCall } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
+import { sendTransfer } from "../test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { describeEachStore } from "../test-support/stores.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -44,13 +45,7 @@ describeEachStore("finality", (target) => {
   it("a transaction mined and then dropped by a reorg inside the window is sent again, and confirmed only once final", async () => {
     const snapshot = await node("evm_snapshot");
     const before = await head();
-    const sent = await rt.post("/transaction", {
-      wallet_id: wallet.id,
-      password: PASSWORD,
-      transaction: { to: DEV_ACCOUNT_2, value: "7" },
-    });
-    expect(sent.status, JSON.stringify(sent.json)).toBe(200);
-    const hash = (sent.json as { tx_hash: string }).tx_hash;
+    const hash = await sendTransfer(rt, wallet, PASSWORD, "7");
     expect(await waitUntil(async () => (await row(hash)).state === "mined", 30_000)).toBe(true);
     const first = await row(hash);
     // Mined, not final: one block of four.

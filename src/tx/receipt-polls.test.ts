@@ -3,7 +3,7 @@ import { parseEther, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCall } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
-import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
+import { sendTransfer } from "../test-support/custody-helpers.js";
 import { ownNodes } from "../test-support/own-nodes.js";
 import { type RpcProxy, startRpcProxy } from "../test-support/rpc-proxy.js";
 import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
@@ -41,13 +41,7 @@ describe("receipts of sent transactions", () => {
     await nodeCall(anvilUrl, "anvil_setBalance", [wallet.address, toHex(parseEther("10"))]);
     // The node takes transactions into its pool and makes no block until told.
     await nodeCall(anvilUrl, "evm_setAutomine", [false]);
-    const sent = await rt.post("/transaction", {
-      wallet_id: wallet.id,
-      password: PASSWORD,
-      transaction: { to: DEV_ACCOUNT_2, value: "1" },
-    });
-    expect(sent.status, JSON.stringify(sent.json)).toBe(200);
-    const hash = (sent.json as { tx_hash: string }).tx_hash;
+    const hash = await sendTransfer(rt, wallet, PASSWORD, "1");
     const state = async () =>
       (
         await rt.store.db
