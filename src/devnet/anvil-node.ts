@@ -6,6 +6,7 @@ import { createInterface } from "node:readline";
 import type { Logger } from "pino";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { anvilBinaryPath } from "./anvil-binary.js";
+import { guardCommand } from "./anvil-guard.js";
 
 export interface AnvilOptions {
   chainId: number;
@@ -38,25 +39,6 @@ export interface AnvilNode {
 const MAX_RESTART_ATTEMPTS = 8;
 /** A node that stays up this long has recovered: its attempt count starts again. */
 const STABLE_AFTER_MS = 30_000;
-
-/**
- * The guard: runs anvil and a watcher of stdin in the background. chaingate holds the other end of
- * that pipe; when chaingate exits for any reason (even SIGKILL) the pipe closes, `read` returns, and
- * the watcher stops anvil with SIGTERM, which also makes anvil write its state file. The guard
- * itself waits on anvil, so when anvil dies on its own the guard ends too and chaingate sees it.
- * (fd 3: a background job's stdin is /dev/null unless redirected explicitly.)
- */
-const GUARD = [
-  "exec 3<&0",
-  '"$@" 3<&- &',
-  "child=$!",
-  'echo "chaingate-anvil-pid $child"',
-  "trap 'kill -TERM \"$child\" 2>/dev/null' INT TERM HUP",
-  '{ read -r _line <&3 || true; kill -TERM "$child" 2>/dev/null; } &',
-  "watcher=$!",
-  'while kill -0 "$child" 2>/dev/null; do wait "$child"; done',
-  'kill "$watcher" 2>/dev/null',
-].join("\n");
 
 function alive(pid: number): boolean {
   try {
@@ -124,13 +106,12 @@ function anvilArgs(options: AnvilOptions, statePath: string): string[] {
 async function spawnAnvil(options: AnvilOptions, statePath: string, pidFile: string): Promise<Spawned> {
   const { chainId, logger } = options;
   const args = anvilArgs(options, statePath);
-  const child: ChildProcessWithoutNullStreams = spawn(
-    "/bin/sh",
-    ["-c", GUARD, "chaingate-anvil-guard", ...args],
-    {
-      stdio: ["pipe", "pipe", "pipe"],
-    },
-  );
+  const guard = guardCommand(args);
+  // NODE_OPTIONS is the service's (a profiler, a loader), not the guard's.
+  const child: ChildProcessWithoutNullStreams = spawn(guard.command, guard.args, {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, NODE_OPTIONS: "" },
+  });
   const log = logger.child({ chainId, component: "anvil" });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
 

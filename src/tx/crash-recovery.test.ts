@@ -80,10 +80,10 @@ describeEachStore("kill -9 in a burst", (target) => {
       }, 20_000);
       const nonce = Number(await rpc(second.url, "eth_getTransactionCount", [address, "latest"]));
       const values = new Set<string>();
+      const list = (await post(second.url, "/list_all_transfers", { address, limit: 1000 })).json as {
+        result: { transfers: { nonce: number; tx_hash: string; value: string; state: string }[] };
+      };
       for (let n = 0; n < nonce; n++) {
-        const list = (await post(second.url, "/list_all_transfers", { address, limit: 1000 })).json as {
-          result: { transfers: { nonce: number; tx_hash: string; value: string; state: string }[] };
-        };
         // A record superseded at its nonce is not a live one: after the restart a transaction the
         // node holds but does not count as pending is replaced after --resend-after-seconds (30 s),
         // which a slow run can reach, leaving `replaced` beside its mined replacement. (This assertion
