@@ -78,10 +78,34 @@ export async function reconcile(ctx: TrackerContext, chain: Chain): Promise<void
     touched.set(row.from_address, row);
     await broadcast(ctx, chain, row);
   }
-  // Refusals of the last day whose clean-up a crash may have cut short (the ledger left past them).
-  for (const row of await recentRefusals(ctx, chain))
-    if (!touched.has(row.from_address)) touched.set(row.from_address, row);
+  await refusalsToChain(ctx, chain, touched);
   for (const row of touched.values()) await ctx.settle(chain, row);
   if (lost > 0 || queued.length > 0)
     logger.warn({ chainId: chain.chainId, lost, resent: queued.length }, "reconciled records with the chain");
+}
+
+/**
+ * Refusals of the last day: one whose own transaction the chain has after all (a node answered
+ * "nonce too low" and knew neither the hash nor, for a moment, the block) takes its receipt's
+ * state and block (decision 192); every address is settled after, as a crash may have cut a
+ * refusal's clean-up short (the ledger left past it).
+ */
+async function refusalsToChain(
+  ctx: TrackerContext,
+  chain: Chain,
+  touched: Map<string, TransactionsTable>,
+): Promise<void> {
+  const refusals = await recentRefusals(ctx, chain);
+  const receipts = await Promise.all(refusals.map((row) => ctx.receipt(chain, row.tx_hash)));
+  for (const [i, row] of refusals.entries()) {
+    const receipt = receipts[i];
+    if (receipt)
+      await ctx.update(row, {
+        state: receipt.status === "0x1" ? "mined" : "failed",
+        block_number: Number(BigInt(receipt.blockNumber)),
+        block_hash: receipt.blockHash,
+        error: receipt.status === "0x1" ? null : row.error,
+      });
+    if (!touched.has(row.from_address)) touched.set(row.from_address, row);
+  }
 }

@@ -53,7 +53,11 @@ export const MOVES: Readonly<Record<TxState, Readonly<Partial<Record<TxState, st
   replaced: {
     mined: "it was mined after all, not its fee bump (the bump is dropped)",
   },
-  dropped: {},
+  dropped: {
+    mined:
+      "its own receipt is on the chain after all (a node had answered as if another transaction took its nonce)",
+    failed: "its own receipt is on the chain after all, and says it reverted",
+  },
 };
 
 export function canMove(from: TxState, to: TxState): boolean {
