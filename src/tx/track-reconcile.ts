@@ -4,6 +4,7 @@ import { fixedLimit } from "../store/fixed-limit.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { headOf as askHead } from "../upstream/node-reads.js";
+import { revertOf } from "./revert-replay.js";
 import { broadcast } from "./track-broadcast.js";
 import { BATCH, type TrackerContext } from "./tracker-context.js";
 import { heldByPipeline } from "./transaction-states.js";
@@ -99,13 +100,15 @@ async function refusalsToChain(
   const receipts = await Promise.all(refusals.map((row) => ctx.receipt(chain, row.tx_hash)));
   for (const [i, row] of refusals.entries()) {
     const receipt = receipts[i];
-    if (receipt)
+    if (receipt) {
+      const blockNumber = Number(BigInt(receipt.blockNumber));
       await ctx.update(row, {
         state: receipt.status === "0x1" ? "mined" : "failed",
-        block_number: Number(BigInt(receipt.blockNumber)),
+        block_number: blockNumber,
         block_hash: receipt.blockHash,
-        error: receipt.status === "0x1" ? null : row.error,
+        error: receipt.status === "0x1" ? null : await revertOf(chain, row, blockNumber),
       });
+    }
     if (!touched.has(row.from_address)) touched.set(row.from_address, row);
   }
 }
