@@ -6,22 +6,12 @@ import pino from "pino";
 import { keccak256 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, expect, it } from "vitest";
+import { nodeCall } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
 import { type AnvilNode, startAnvil } from "./anvil-node.js";
 
 const dir = mkdtempSync(join(tmpdir(), "chaingate-anvil-guard-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function call<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  const body = (await response.json()) as { result?: T; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result as T;
-}
 
 const options = () => ({ chainId: 1001, dir, blockTime: 0, logger: pino({ level: "silent" }) });
 
@@ -45,18 +35,18 @@ it("stopped while it mines a block of 400 transfers, anvil comes back with each 
   try {
     // Pooled without mining, then mined as one block: the stop below lands while that block is
     // made, the moment the old guard's SIGTERM left anvil's accounts ahead of its blocks.
-    await call(node.url, "evm_setAutomine", [false]);
-    for (const raw of raws) await call(node.url, "eth_sendRawTransaction", [raw]);
-    const mining = call(node.url, "evm_mine").catch(() => undefined);
+    await nodeCall(node.url, "evm_setAutomine", [false]);
+    for (const raw of raws) await nodeCall(node.url, "eth_sendRawTransaction", [raw]);
+    const mining = nodeCall(node.url, "evm_mine").catch(() => undefined);
     await new Promise((resolve) => setImmediate(resolve));
     await node.stop();
     await mining;
 
     node = await startAnvil(options());
-    const counted = Number(await call<string>(node.url, "eth_getTransactionCount", [DEV_ACCOUNT, "latest"]));
+    const counted = Number(await nodeCall(node.url, "eth_getTransactionCount", [DEV_ACCOUNT, "latest"]));
     const missing: number[] = [];
     for (let nonce = 0; nonce < counted; nonce++)
-      if ((await call(node.url, "eth_getTransactionByHash", [keccak256(raws[nonce]!)])) === null)
+      if ((await nodeCall(node.url, "eth_getTransactionByHash", [keccak256(raws[nonce]!)])) === null)
         missing.push(nonce);
     expect({ counted, missing }).toEqual({ counted: 400, missing: [] });
   } finally {

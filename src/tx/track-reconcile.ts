@@ -1,9 +1,9 @@
 /** The tracker's reconcile job: records of recent blocks checked against the chain after it may have lost state. */
 
 import { fixedLimit } from "../store/fixed-limit.js";
-import type { TransactionsTable } from "../store/schema.js";
+import type { TransactionsTable, TxState } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { headOf as askHead } from "../upstream/node-reads.js";
+import { headOf as askHead, type NodeReceipt } from "../upstream/node-reads.js";
 import { revertOf } from "./revert-replay.js";
 import { broadcast } from "./track-broadcast.js";
 import { BATCH, type TrackerContext } from "./tracker-context.js";
@@ -23,6 +23,15 @@ function recentRefusals(ctx: TrackerContext, chain: Chain): Promise<Transactions
     .orderBy("updated_at", "desc")
     .limit(fixedLimit(BATCH))
     .execute();
+}
+
+/** The state and block a record takes from its own receipt: mined, or failed if it reverted. */
+function atReceipt(receipt: NodeReceipt): { state: TxState; block_number: number; block_hash: string } {
+  return {
+    state: receipt.status === "0x1" ? "mined" : "failed",
+    block_number: Number(BigInt(receipt.blockNumber)),
+    block_hash: receipt.blockHash,
+  };
 }
 
 /**
@@ -59,13 +68,7 @@ export async function reconcile(ctx: TrackerContext, chain: Chain): Promise<void
       const receipt = receipts[i];
       if (receipt?.blockHash === row.block_hash) return undefined;
       touched.set(row.from_address, row);
-      if (receipt) {
-        return ctx.update(row, {
-          state: receipt.status === "0x1" ? "mined" : "failed",
-          block_number: Number(BigInt(receipt.blockNumber)),
-          block_hash: receipt.blockHash,
-        });
-      }
+      if (receipt) return ctx.update(row, atReceipt(receipt));
       lost++;
       return ctx.update(row, { state: "queued", block_number: null, block_hash: null, error: null });
     }),
@@ -101,13 +104,9 @@ async function refusalsToChain(
   for (const [i, row] of refusals.entries()) {
     const receipt = receipts[i];
     if (receipt) {
-      const blockNumber = Number(BigInt(receipt.blockNumber));
-      await ctx.update(row, {
-        state: receipt.status === "0x1" ? "mined" : "failed",
-        block_number: blockNumber,
-        block_hash: receipt.blockHash,
-        error: receipt.status === "0x1" ? null : await revertOf(chain, row, blockNumber),
-      });
+      const at = atReceipt(receipt);
+      const error = at.state === "mined" ? null : await revertOf(chain, row, at.block_number);
+      await ctx.update(row, { ...at, error });
     }
     if (!touched.has(row.from_address)) touched.set(row.from_address, row);
   }
