@@ -117,3 +117,12 @@ export async function guardedBySimulation(
   );
   expect((unlocked.json as Envelope).result).toBe(true);
 }
+
+/** The record chaingate keeps of the transaction `hash` (it must exist). */
+export function recordOf(rt: TestRuntime, hash: string) {
+  return rt.store.db
+    .selectFrom("transactions")
+    .selectAll()
+    .where("tx_hash", "=", hash)
+    .executeTakeFirstOrThrow();
+}

@@ -26,7 +26,7 @@ export interface RpcProxy {
 
 /**
  * Sees each forwarded single call's answer and may change it (a node that lies): returns the
- * answer to send. Batches pass through unchanged.
+ * answer to send. Batches pass through unchanged unless the proxy is asked to rewrite them too.
  */
 export type Rewrite = (
   call: { method: string; params: unknown[] },
@@ -37,6 +37,8 @@ export async function startRpcProxy(
   target: string,
   intercept?: Intercept,
   rewrite?: Rewrite,
+  /** `batches`: each call of a batch is rewritten too (matched to its answer by id). */
+  options: { batches?: boolean } = {},
 ): Promise<RpcProxy> {
   const counts = new Map<string, number>();
   let requests = 0;
@@ -54,6 +56,8 @@ export async function startRpcProxy(
       fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
         .then(async (answer) => {
           let text = await answer.text();
+          if (rewrite && options.batches && Array.isArray(parsed))
+            text = await rewriteBatch(rewrite, calls, text);
           if (rewrite && !Array.isArray(parsed) && parsed.method) {
             const original = JSON.parse(text) as { result?: unknown; error?: unknown };
             const call = parsed as { method: string; params?: unknown[] };
@@ -82,4 +86,25 @@ export async function startRpcProxy(
       await new Promise((r) => server.close(r));
     },
   };
+}
+
+/** Each answer of a batch through `rewrite`, matched to its call by id (a node may answer out of order). */
+async function rewriteBatch(
+  rewrite: Rewrite,
+  calls: { method?: string; id?: unknown; params?: unknown[] }[],
+  text: string,
+): Promise<string> {
+  const answers = JSON.parse(text) as { id?: unknown; result?: unknown; error?: unknown }[];
+  if (!Array.isArray(answers)) return text;
+  const changed = await Promise.all(
+    answers.map(async (original) => {
+      const call = calls.find((c) => c.id === original.id);
+      if (call?.method === undefined) return original;
+      return {
+        ...original,
+        ...(await rewrite({ method: call.method, params: call.params ?? [] }, original)),
+      };
+    }),
+  );
+  return JSON.stringify(changed);
 }

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { waitUntil } from "../test-support/cli.js";
-import { fundedCustody, sendTransfer } from "../test-support/custody-helpers.js";
+import { fundedCustody, recordOf, sendTransfer } from "../test-support/custody-helpers.js";
 import { describeEachStore, type TempStore, tempStore } from "../test-support/stores.js";
-import { startTestRuntime, type TestRuntime } from "../test-support/test-runtime.js";
+import { startTestRuntime } from "../test-support/test-runtime.js";
 
 const PASSWORD = "refusal-reconcile";
 
@@ -21,13 +21,6 @@ describeEachStore("a dropped record whose transaction is mined", (target) => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const rowOf = (rt: TestRuntime, hash: string) =>
-    rt.store.db
-      .selectFrom("transactions")
-      .select(["state", "block_hash", "error"])
-      .where("tx_hash", "=", hash)
-      .executeTakeFirstOrThrow();
-
   it("is moved to mined, at its receipt's block, when chaingate starts again", async () => {
     const env = { CHAINGATE_TRACKER_INTERVAL_MS: "100" };
     const first = await startTestRuntime({ store, dataDir, env });
@@ -36,10 +29,10 @@ describeEachStore("a dropped record whose transaction is mined", (target) => {
     try {
       const wallet = await fundedCustody(first, { password: PASSWORD, unlock: false });
       hash = await sendTransfer(first, wallet, PASSWORD, "7");
-      expect(await waitUntil(async () => (await rowOf(first, hash)).state === "confirmed", 20_000)).toBe(
+      expect(await waitUntil(async () => (await recordOf(first, hash)).state === "confirmed", 20_000)).toBe(
         true,
       );
-      block = (await rowOf(first, hash)).block_hash;
+      block = (await recordOf(first, hash)).block_hash;
       // What the tracker writes when a node answers "nonce too low" and, for that moment, knows
       // neither the hash nor its receipt: the nonce taken by another transaction.
       await first.store.db
@@ -60,11 +53,11 @@ describeEachStore("a dropped record whose transaction is mined", (target) => {
     try {
       expect(
         await waitUntil(
-          async () => ["mined", "confirmed"].includes((await rowOf(second, hash)).state),
+          async () => ["mined", "confirmed"].includes((await recordOf(second, hash)).state),
           20_000,
         ),
       ).toBe(true);
-      expect(await rowOf(second, hash)).toMatchObject({ block_hash: block, error: null });
+      expect(await recordOf(second, hash)).toMatchObject({ block_hash: block, error: null });
     } finally {
       await second.close();
     }

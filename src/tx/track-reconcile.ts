@@ -26,7 +26,11 @@ function recentRefusals(ctx: TrackerContext, chain: Chain): Promise<Transactions
 }
 
 /** The state and block a record takes from its own receipt: mined, or failed if it reverted. */
-function atReceipt(receipt: NodeReceipt): { state: TxState; block_number: number; block_hash: string } {
+export function atReceipt(receipt: NodeReceipt): {
+  state: TxState;
+  block_number: number;
+  block_hash: string;
+} {
   return {
     state: receipt.status === "0x1" ? "mined" : "failed",
     block_number: Number(BigInt(receipt.blockNumber)),

@@ -108,8 +108,8 @@ export class TrackerContext {
   }
 
   /**
-   * A sent transaction's receipt, asked of the node only when the chain's head has moved since the
-   * node last had none for it (decision 187): a pass every second against a chain making a block
+   * A sent (or recently dropped) transaction's receipt, asked of the node only when the chain's
+   * head has moved since the node last had none for it (decision 187): a pass every second against a chain making a block
    * every 12 s asked twelve times a block for every transaction waiting in the pool. The head is
    * the head tracker's (read every --head-poll-ms and right after sends); with no fresh head, or a
    * different one (a reset that took it back included), the node is asked.
@@ -124,7 +124,7 @@ export class TrackerContext {
     return receipt;
   }
 
-  /** Keeps the heads of missing receipts only for `rows`, the chain's sent rows of this pass: bounded by a pass's batch. */
+  /** Keeps the heads of missing receipts only for `rows`, the hashes this pass follows (sent rows, recent drops): bounded by the batches. */
   keepAbsent(chain: Chain, rows: readonly Pick<TransactionsTable, "tx_hash">[]): void {
     const absent = this.absentAt(chain);
     if (absent.size === 0) return;

@@ -1,8 +1,9 @@
-/** Follows every signed transaction to its receipt and confirmations: one pass runs the jobs (reconcile, rebroadcast, follow, confirm) on each chain. */
+/** Follows every signed transaction to its receipt and confirmations: one pass runs the jobs (reconcile, rebroadcast, follow, drop watch, confirm) on each chain. */
 import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { broadcast } from "./track-broadcast.js";
 import { confirm } from "./track-confirm.js";
+import { followDropped, recentDrops } from "./track-dropped.js";
 import { followSent } from "./track-follow.js";
 import { reconcile } from "./track-reconcile.js";
 import { TrackerContext, type TrackerOptions } from "./tracker-context.js";
@@ -67,8 +68,10 @@ export class TransactionTracker {
       await broadcast(ctx, chain, row);
     }
     const sent = await ctx.rows(chain, ["sent"]);
-    ctx.keepAbsent(chain, sent);
+    const dropped = await recentDrops(ctx, chain);
+    ctx.keepAbsent(chain, dropped.length === 0 ? sent : sent.concat(dropped));
     await Promise.all(sent.map((row) => followSent(ctx, chain, row)));
+    await followDropped(ctx, chain, dropped);
     await confirm(ctx, chain);
   }
 }

@@ -27,6 +27,7 @@ import * as heldSlots from "./024-held-slots.js";
 import * as unlockInstance from "./025-unlock-instance.js";
 import * as traceParents from "./026-trace-parents.js";
 import * as stateNonceIndex from "./027-state-nonce-index.js";
+import * as recentDropsIndex from "./028-recent-drops-index.js";
 import { sqlMigration } from "./sql-migration.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -57,4 +58,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "025-unlock-instance": sqlMigration(unlockInstance),
   "026-trace-parents": sqlMigration(traceParents),
   "027-state-nonce-index": sqlMigration(stateNonceIndex),
+  "028-recent-drops-index": sqlMigration(recentDropsIndex),
 };

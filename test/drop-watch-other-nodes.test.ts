@@ -1,0 +1,113 @@
+/** Decision 193 in front of Hardhat and Ganache: a record dropped while the node lagged follows its own receipt once the node shows it. */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseEther, toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { devSend, nodeCall } from "../src/test-support/chain-helpers.js";
+import { waitUntil } from "../src/test-support/cli.js";
+import { recordOf } from "../src/test-support/custody-helpers.js";
+import { DEV_ACCOUNT_2 } from "../src/test-support/evm-fixtures.js";
+import { type OtherNode, startGanache, startHardhat } from "../src/test-support/other-nodes.js";
+import { type RpcProxy, startRpcProxy } from "../src/test-support/rpc-proxy.js";
+import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
+
+const HARDHAT = 31337;
+const GANACHE = 1337;
+const PASSWORD = "drop-watch-other-nodes";
+/** What a node that lags behind the one that took the send does not know yet. */
+const LAGGING = new Set(["eth_getTransactionByHash", "eth_getTransactionReceipt"]);
+const dir = mkdtempSync(join(tmpdir(), "chaingate-drop-watch-"));
+const nodes = new Map<number, OtherNode>();
+const proxies: RpcProxy[] = [];
+/** Chains whose node knows no transaction by hash, nor any receipt, while it counts their nonces. */
+const lagging = new Set<number>();
+let rt: TestRuntime;
+
+beforeAll(async () => {
+  const [hardhat, ganache] = await Promise.all([
+    startHardhat(join(dir, "hardhat"), HARDHAT),
+    startGanache(GANACHE),
+  ]);
+  nodes.set(HARDHAT, hardhat).set(GANACHE, ganache);
+  const chains = [];
+  for (const [chainId, node] of nodes) {
+    const proxy = await startRpcProxy(
+      node.url,
+      undefined,
+      (call, answer) => (lagging.has(chainId) && LAGGING.has(call.method) ? { result: null } : answer),
+      { batches: true },
+    );
+    proxies.push(proxy);
+    chains.push({ chainId, upstreams: [{ url: proxy.url }] });
+  }
+  const config = join(dir, "chaingate.json");
+  writeFileSync(config, JSON.stringify({ homeChainId: HARDHAT, chains }));
+  rt = await startTestRuntime({
+    env: {
+      CHAINGATE_CONFIG: config,
+      CHAINGATE_TRACKER_INTERVAL_MS: "100",
+      CHAINGATE_RESEND_AFTER_SECONDS: "1",
+    },
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await rt?.close();
+  await Promise.all(proxies.map((p) => p.close()));
+  await Promise.all([...nodes.values()].map((n) => n.stop()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// Hardhat refuses the resent bytes of a mined transaction ("Nonce too low"): the record is dropped.
+// Ganache answers their hash again, as for a first send: the record stays sent, resent each time.
+describe.each([
+  ["Hardhat", HARDHAT, "dropped"],
+  ["Ganache", GANACHE, "resent"],
+] as const)("in front of %s", (_name, chainId, whileLagging) => {
+  it("a record resent while the node lagged moves to its receipt's block once the node shows it", async () => {
+    const node = nodes.get(chainId)!;
+    const made = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
+    const [wallet] = made.json as { id: string; address: string }[];
+    const funding = await devSend(
+      rt,
+      { to: wallet!.address, value: toHex(parseEther("1")) },
+      `?chain_id=${chainId}`,
+      node.url,
+    );
+    expect(
+      await waitUntil(
+        async () => (await nodeCall(node.url, "eth_getTransactionReceipt", [funding])) !== null,
+        20_000,
+      ),
+    ).toBe(true);
+
+    lagging.add(chainId);
+    const sent = await rt.post("/transaction", {
+      wallet_id: wallet!.id,
+      password: PASSWORD,
+      chain_id: chainId,
+      transaction: { to: DEV_ACCOUNT_2, value: "7" },
+    });
+    expect(sent.status, JSON.stringify(sent.json)).toBe(200);
+    const hash = (sent.json as { tx_hash: string }).tx_hash;
+    // The node mined it at once; lagging, it shows neither it nor its receipt, so the tracker resends
+    // it. Hardhat refuses the used nonce and the hash is unknown: dropped. Ganache takes it again.
+    const whileLagged = async () => {
+      const row = await recordOf(rt, hash);
+      return whileLagging === "dropped"
+        ? row.state === "dropped"
+        : row.state === "sent" && row.broadcasts >= 2;
+    };
+    expect(await waitUntil(whileLagged, 20_000)).toBe(true);
+    const receipt = (await nodeCall(node.url, "eth_getTransactionReceipt", [hash])) as { blockHash: string };
+
+    lagging.delete(chainId);
+    // The chain goes on: a receipt is asked again at a new head (decision 187).
+    await nodeCall(node.url, "evm_mine", []);
+    expect(
+      await waitUntil(async () => ["mined", "confirmed"].includes((await recordOf(rt, hash)).state), 20_000),
+    ).toBe(true);
+    expect(await recordOf(rt, hash)).toMatchObject({ block_hash: receipt.blockHash, error: null });
+  }, 120_000);
+});
