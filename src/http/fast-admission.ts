@@ -76,11 +76,12 @@ export interface FastAnswer {
   status: number;
   type: string;
   text: string;
-  byteLength?: number;
+  /** The text's UTF-8 length where the caller knows it (a cached answer's). */
+  byteLength: number | undefined;
   started: number;
   tenant: Tenant | null;
   /** The JSON-RPC method, for the access log. */
-  rpc?: string;
+  rpc: string | undefined;
 }
 
 /**
@@ -110,6 +111,7 @@ export function writeFastAnswer(
     ms,
     remoteAddress: request.socket.remoteAddress,
     key: answer.tenant?.keyId,
-    ...(answer.rpc === undefined ? {} : { rpc: answer.rpc }),
+    // Always written, undefined or not: an object spread here cost every answer a slow path (decision 170).
+    rpc: answer.rpc,
   });
 }

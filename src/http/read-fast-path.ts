@@ -197,7 +197,7 @@ export class ReadFastPath {
       status: 200,
       type: JSON_TYPE,
       text,
-      ...(byteLength === undefined ? {} : { byteLength }),
+      byteLength,
       started,
       tenant,
       rpc: method,

@@ -133,8 +133,10 @@ export class TransactionFastPath {
         status,
         type,
         text,
+        byteLength: undefined,
         started,
         tenant: caller.tenant,
+        rpc: undefined,
       });
     this.options.transactions
       .send(body, {
