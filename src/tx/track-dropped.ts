@@ -3,8 +3,7 @@ import { sql } from "kysely";
 import { fixedLimit } from "../store/fixed-limit.js";
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { revertOf } from "./revert-replay.js";
-import { atReceipt } from "./track-reconcile.js";
+import { toOwnReceipt } from "./track-reconcile.js";
 import { BATCH, type TrackerContext } from "./tracker-context.js";
 
 /**
@@ -50,12 +49,10 @@ export async function followDropped(
   for (const [i, row] of rows.entries()) {
     const receipt = receipts[i];
     if (!receipt) continue;
-    const at = atReceipt(receipt);
-    const error = at.state === "mined" ? null : await revertOf(chain, row, at.block_number);
     ctx.options.logger.warn(
-      { hash: row.tx_hash, block: at.block_number },
+      { hash: row.tx_hash, block: Number(BigInt(receipt.blockNumber)) },
       "a dropped transaction is on the chain after all",
     );
-    await ctx.update(row, { ...at, error });
+    await toOwnReceipt(ctx, chain, row, receipt);
   }
 }

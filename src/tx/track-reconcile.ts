@@ -26,7 +26,7 @@ function recentRefusals(ctx: TrackerContext, chain: Chain): Promise<Transactions
 }
 
 /** The state and block a record takes from its own receipt: mined, or failed if it reverted. */
-export function atReceipt(receipt: NodeReceipt): {
+function atReceipt(receipt: NodeReceipt): {
   state: TxState;
   block_number: number;
   block_hash: string;
@@ -36,6 +36,18 @@ export function atReceipt(receipt: NodeReceipt): {
     block_number: Number(BigInt(receipt.blockNumber)),
     block_hash: receipt.blockHash,
   };
+}
+
+/** A refusal whose own receipt is on the chain after all takes its state and block (the revert reason if it reverted). */
+export async function toOwnReceipt(
+  ctx: TrackerContext,
+  chain: Chain,
+  row: TransactionsTable,
+  receipt: NodeReceipt,
+): Promise<void> {
+  const at = atReceipt(receipt);
+  const error = at.state === "mined" ? null : await revertOf(chain, row, at.block_number);
+  await ctx.update(row, { ...at, error });
 }
 
 /**
@@ -107,11 +119,7 @@ async function refusalsToChain(
   const receipts = await Promise.all(refusals.map((row) => ctx.receipt(chain, row.tx_hash)));
   for (const [i, row] of refusals.entries()) {
     const receipt = receipts[i];
-    if (receipt) {
-      const at = atReceipt(receipt);
-      const error = at.state === "mined" ? null : await revertOf(chain, row, at.block_number);
-      await ctx.update(row, { ...at, error });
-    }
+    if (receipt) await toOwnReceipt(ctx, chain, row, receipt);
     if (!touched.has(row.from_address)) touched.set(row.from_address, row);
   }
 }
