@@ -5,19 +5,22 @@ import { parseError } from "../errors/rpc-errors.js";
 /** Deeper than any real JSON-RPC call; bounds the recursion of everything that walks a body later. */
 export const MAX_JSON_DEPTH = 64;
 
-function depthExceeds(text: string, limit: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 /* { */ || c === 91 /* [ */) {
-      if (++depth > limit) return true;
-    } else if (c === 125 || c === 93) depth--;
+/**
+ * Whether a parsed value holds an array or object more than `limit` levels deep. It walks the
+ * parsed value, not the text: V8's JSON.parse does not recurse, and a walk visits each value
+ * once where a scan of the text visited every character (a 4 KB signed transaction's hex, or a
+ * call's 180 bytes at 4.7k instructions of a 130k cache hit); it stops at the limit, so its own
+ * recursion is bounded.
+ */
+function nestsDeeper(value: unknown, limit: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (limit === 0) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (nestsDeeper(value[i], limit - 1)) return true;
+    return false;
   }
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (nestsDeeper(record[key], limit - 1)) return true;
   return false;
 }
 
@@ -27,13 +30,14 @@ const NOT_BLANK = /\S/;
 export function parseJsonText(text: string): unknown {
   // A search that stops at the first character, not a trimmed copy of every body.
   if (!NOT_BLANK.test(text)) return undefined;
-  if (depthExceeds(text, MAX_JSON_DEPTH))
-    throw parseError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw parseError((error as Error).message);
   }
+  if (nestsDeeper(value, MAX_JSON_DEPTH)) throw parseError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return value;
 }
 
 /** Fastify content-type parser for every media type (clients often omit or mislabel it). */

@@ -140,9 +140,10 @@ export class ReadFastPath {
     // A notification answers 204 on the full path.
     if (call.id === undefined || !(sends || dispatcher.isCacheableRead(call.method))) return false;
     const { tenant, chain } = admitted;
-    if (!takeToken(limiters, tenant, request.socket.remoteAddress, "read").ok) return false;
+    const remote = request.socket.remoteAddress;
+    if (!takeToken(limiters, tenant, remote, "read").ok) return false;
     const id = call.id;
-    const caller = tenant?.keyId ?? `ip:${request.socket.remoteAddress}`;
+    const caller = tenant?.keyId ?? `ip:${remote}`;
     // A Native path's miss goes its route's way (its schema's refusals, its answer to a node error).
     let read = sends
       ? undefined
@@ -152,7 +153,7 @@ export class ReadFastPath {
     if (read instanceof JsonText) {
       const hit = resultAnswer(id, read);
       if (hit.byteLength <= maxResponseBytes) {
-        this.write(request, response, call.method, tenant, hit.text, started, hit.byteLength);
+        this.write(request, response, call.method, tenant, remote, hit.text, started, hit.byteLength);
         return true;
       }
       // Larger than the cap: refused in the whole way's shape.
@@ -177,7 +178,9 @@ export class ReadFastPath {
             options,
           )
         : answerOf(id, read, options);
-    void answered.then((answer) => this.write(request, response, call.method, tenant, answer, started));
+    void answered.then((answer) =>
+      this.write(request, response, call.method, tenant, remote, answer, started),
+    );
     return true;
   }
 
@@ -186,11 +189,13 @@ export class ReadFastPath {
     response: ServerResponse,
     method: string,
     tenant: Tenant | null,
+    remoteAddress: string | undefined,
     text: string,
     started: number,
     byteLength?: number,
   ): void {
-    const url = request.url === "/" ? "/" : `/${method}`;
+    // `/` or the Native path, which is `/` and the method (see `admit`): no path joined per answer.
+    const url = request.url ?? "/";
     writeFastAnswer(request, response, this.options, {
       id: requestIdOf(request),
       url,
@@ -201,6 +206,7 @@ export class ReadFastPath {
       started,
       tenant,
       rpc: method,
+      remoteAddress,
     });
   }
 }

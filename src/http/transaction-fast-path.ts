@@ -137,6 +137,7 @@ export class TransactionFastPath {
         started,
         tenant: caller.tenant,
         rpc: undefined,
+        remoteAddress: request.socket.remoteAddress,
       });
     this.options.transactions
       .send(body, {

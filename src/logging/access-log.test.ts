@@ -78,6 +78,45 @@ describe("AccessLog", () => {
     expect(parsed[1]!.req.url).toBe(`/${"é".repeat(2000)}`);
   });
 
+  it("keeps any caller-given id, address, key and method intact, line after line, each a single JSON line", () => {
+    // Plain characters are written as they are, anything else escaped: both must read back the same.
+    const field = fc.oneof(
+      fc.stringMatching(/^[\w.:-]{0,130}$/),
+      fc.string({ maxLength: 140 }),
+      fc.string({ unit: "binary", maxLength: 20 }),
+    );
+    const shared = fc.oneof(
+      { arbitrary: fc.constantFrom("127.0.0.1", "k_1", "eth_call", ""), weight: 3 },
+      { arbitrary: field, weight: 1 },
+    );
+    fc.assert(
+      fc.property(
+        // Common values often, so that callers share some fields and differ in others.
+        fc.array(fc.record({ id: field, remoteAddress: shared, key: shared, rpc: shared }), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        fc.array(fc.nat(3), { maxLength: 8 }),
+        (callers, order) => {
+          // Lines of one log one after another, repeating some callers: each line says its own.
+          const { log, lines } = capture();
+          const sent = [0, ...order].map((i) => callers[i % callers.length]!);
+          for (const { id, remoteAddress, key, rpc } of sent)
+            log.record({ ...entry, id, remoteAddress, key, rpc });
+          log.flush();
+          const written = lines();
+          expect(written.length).toBe(sent.length);
+          written.forEach((line, i) => {
+            const { id, remoteAddress, key, rpc } = sent[i]!;
+            const parsed = JSON.parse(line) as Record<string, unknown>;
+            expect(parsed).toMatchObject({ reqId: id, req: { remoteAddress }, key, rpc });
+          });
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
   it("redacts secret-looking query parameters and keeps any URL a single line", () => {
     fc.assert(
       // A path has no "?": the first one starts the query.
