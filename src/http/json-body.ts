@@ -36,7 +36,8 @@ export function parseJsonText(text: string): unknown {
   } catch (error) {
     throw parseError((error as Error).message);
   }
-  if (nestsDeeper(value, MAX_JSON_DEPTH)) throw parseError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (nestsDeeper(value, MAX_JSON_DEPTH))
+    throw parseError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   return value;
 }
 
