@@ -90,12 +90,7 @@ export interface FastAnswer {
  * Writes a fast path's answer with the headers the full path gives (its type, its length, the
  * request id), then counts and logs it. Nothing is written to a caller who went away meanwhile.
  */
-export function writeFastAnswer(
-  request: IncomingMessage,
-  response: ServerResponse,
-  records: AnswerRecords,
-  answer: FastAnswer,
-): void {
+export function writeFastAnswer(response: ServerResponse, records: AnswerRecords, answer: FastAnswer): void {
   if (response.destroyed || response.headersSent) return;
   response.writeHead(answer.status, {
     "content-type": answer.type,

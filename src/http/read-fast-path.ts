@@ -196,7 +196,7 @@ export class ReadFastPath {
   ): void {
     // `/` or the Native path, which is `/` and the method (see `admit`): no path joined per answer.
     const url = request.url ?? "/";
-    writeFastAnswer(request, response, this.options, {
+    writeFastAnswer(response, this.options, {
       id: requestIdOf(request),
       url,
       status: 200,

@@ -127,7 +127,7 @@ export class TransactionFastPath {
     const id = requestIdOf(request);
     // A caller gone while the transaction was sent hears nothing (the transaction is tracked).
     const answer = (status: number, type: string, text: string) =>
-      writeFastAnswer(request, response, this.options, {
+      writeFastAnswer(response, this.options, {
         id,
         url: ROUTE,
         status,
