@@ -2,6 +2,7 @@
 import { Counter, Gauge, type Registry } from "prom-client";
 import { answeredCodes } from "../errors/answered-codes.js";
 import type { Store } from "../store/database.js";
+import { stateLiterals } from "../store/state-literal.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import { BoundedRead } from "./bounded-read.js";
 
@@ -45,7 +46,7 @@ export function registerAlertGauges(registers: Registry[], sources: AlertSources
     store.db
       .selectFrom("transactions")
       .select((eb) => ["chain_id", eb.fn.min("created_at").as("oldest")])
-      .where("state", "in", ["queued", "sent"])
+      .where("state", "in", stateLiterals(["queued", "sent"]))
       .groupBy("chain_id")
       .execute(),
   );

@@ -5,6 +5,7 @@ import type { KeyDeriver } from "../keys/kdf.js";
 import type { ResponseCache } from "../rpc/response-cache.js";
 import type { Store } from "../store/database.js";
 import type { TxState } from "../store/schema.js";
+import { stateLiterals } from "../store/state-literal.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { UpstreamStats } from "../upstream/upstream-pool.js";
 import { BoundedRead } from "./bounded-read.js";
@@ -177,7 +178,7 @@ function storeGauges(registers: Registry[], store: Store): void {
     store.db
       .selectFrom("transactions")
       .select((eb) => ["state", eb.fn.countAll<number>().as("n")])
-      .where("state", "in", states)
+      .where("state", "in", stateLiterals(states))
       .groupBy("state")
       .execute();
   const settledTransactions = new BoundedRead(transactionsIn(SETTLED_STATES));

@@ -2,6 +2,7 @@
 import { newestFirstPage } from "../store/cursor-page.js";
 import type { Store } from "../store/database.js";
 import type { TransactionsTable, TxState } from "../store/schema.js";
+import { stateLiteral } from "../store/state-literal.js";
 
 export interface TransferFilter {
   wallet_id?: string;
@@ -87,7 +88,7 @@ export async function listTransfers(
         ]),
       ),
     )
-    .$if(filter.state !== undefined, (q) => q.where("state", "=", filter.state!))
+    .$if(filter.state !== undefined, (q) => q.where("state", "=", stateLiteral(filter.state!)))
     .$if(filter.chain_id !== undefined, (q) => q.where("chain_id", "=", filter.chain_id!))
     .$if(filter.kind !== undefined, (q) => q.where("kind", "=", filter.kind!));
   const { page, next } = await newestFirstPage(query, filter.cursor, limit);

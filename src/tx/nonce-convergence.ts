@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { getAddress, type Hex } from "viem";
 import type { Store } from "../store/database.js";
 import type { Database, TransactionsTable } from "../store/schema.js";
+import { stateLiterals } from "../store/state-literal.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { nonceOf, sendRawTransaction } from "../upstream/node-reads.js";
 import { authorizationsOf } from "./authorizations.js";
@@ -114,7 +115,7 @@ function liveRows(trx: Transaction<Database>, chainId: number, address: string) 
     .select(["nonce", "metadata", "from_address"])
     .where("chain_id", "=", chainId)
     .where("from_address", "=", getAddress(address))
-    .where("state", "in", [...LIVE])
+    .where("state", "in", stateLiterals(LIVE))
     .execute();
 }
 

@@ -9,6 +9,7 @@ import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
 import { PreparedQuery } from "../store/prepared-query.js";
 import type { Database } from "../store/schema.js";
+import { stateLiteral } from "../store/state-literal.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { sendRawTransaction } from "../upstream/node-reads.js";
 import type { NonceLedger } from "./nonce-ledger.js";
@@ -70,7 +71,7 @@ export class NonceGuard {
       .where("chain_id", "=", chainId)
       .where("from_address", "=", getAddress(address))
       .where("nonce", "=", nonce)
-      .where("state", "!=", "failed")
+      .where("state", "!=", stateLiteral("failed"))
       .where("tx_hash", "!=", txHash)
       .executeTakeFirst();
     if (recorded) return { txHash: recorded.tx_hash as Hex, raw: null };

@@ -4,6 +4,7 @@ import { getAddress } from "viem";
 import type { Store } from "../store/database.js";
 import { PreparedQuery } from "../store/prepared-query.js";
 import type { Database } from "../store/schema.js";
+import { stateLiterals } from "../store/state-literal.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { nonceOf } from "../upstream/node-reads.js";
 
@@ -85,7 +86,7 @@ export class NonceLedger {
         .select((eb) => eb.fn.max("nonce").as("nonce"))
         .where("chain_id", "=", chainId)
         .where("from_address", "=", getAddress(address))
-        .where("state", "in", ["queued", "sent", "mined", "confirmed"])
+        .where("state", "in", stateLiterals(["queued", "sent", "mined", "confirmed"]))
         .executeTakeFirst();
       const highest = live?.nonce === null || live?.nonce === undefined ? -1 : Number(live.nonce);
       const value = Math.max(chainPending, highest + 1);

@@ -1,6 +1,7 @@
 /** The tracker's confirm job: every mined row's block checked against the chain each pass, confirmed once final by its chain's rule, sent back when a reorg took its block. */
 
 import { fixedLimit } from "../store/fixed-limit.js";
+import { stateLiteral } from "../store/state-literal.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { finalBlock } from "../upstream/final-block.js";
 import { blockHashAt } from "../upstream/node-reads.js";
@@ -23,7 +24,7 @@ export async function confirm(ctx: TrackerContext, chain: Chain): Promise<void> 
     .select(["block_number", "block_hash"])
     .distinct()
     .where("chain_id", "=", chain.chainId)
-    .where("state", "=", "mined")
+    .where("state", "=", stateLiteral("mined"))
     .orderBy("block_number")
     .limit(fixedLimit(BATCH))
     .execute();
@@ -54,7 +55,7 @@ export async function confirm(ctx: TrackerContext, chain: Chain): Promise<void> 
     .selectFrom("transactions")
     .selectAll()
     .where("chain_id", "=", chain.chainId)
-    .where("state", "=", "mined")
+    .where("state", "=", stateLiteral("mined"))
     .where(
       "block_hash",
       "in",

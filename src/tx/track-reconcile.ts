@@ -2,6 +2,7 @@
 
 import { fixedLimit } from "../store/fixed-limit.js";
 import type { TransactionsTable, TxState } from "../store/schema.js";
+import { stateLiterals } from "../store/state-literal.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { headOf as askHead, type NodeReceipt } from "../upstream/node-reads.js";
 import { revertOf } from "./revert-replay.js";
@@ -17,7 +18,7 @@ function recentRefusals(ctx: TrackerContext, chain: Chain): Promise<Transactions
     .selectFrom("transactions")
     .selectAll()
     .where("chain_id", "=", chain.chainId)
-    .where("state", "in", ["failed", "dropped"])
+    .where("state", "in", stateLiterals(["failed", "dropped"]))
     .where("block_number", "is", null)
     .where("updated_at", ">=", ctx.now() - REFUSALS_WINDOW_MS)
     .orderBy("updated_at", "desc")
@@ -69,7 +70,7 @@ export async function reconcile(ctx: TrackerContext, chain: Chain): Promise<void
     .selectFrom("transactions")
     .selectAll()
     .where("chain_id", "=", chain.chainId)
-    .where("state", "in", ["mined", "confirmed", "failed"])
+    .where("state", "in", stateLiterals(["mined", "confirmed", "failed"]))
     .where("block_number", ">=", Math.max(0, head - RECONCILE_DEPTH))
     .orderBy("nonce")
     .limit(fixedLimit(BATCH))

@@ -5,6 +5,7 @@ import type { Finality } from "../config/config.js";
 import type { Store } from "../store/database.js";
 import { fixedLimit } from "../store/fixed-limit.js";
 import type { TransactionsTable, TxState } from "../store/schema.js";
+import { stateLiterals } from "../store/state-literal.js";
 import { inStoredTrace, tracingOn } from "../tracing/spans.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { type NodeReceipt, nonceOf, receiptOf } from "../upstream/node-reads.js";
@@ -72,7 +73,7 @@ export class TrackerContext {
       .selectFrom("transactions")
       .selectAll()
       .where("chain_id", "=", chain.chainId)
-      .where("state", "in", states)
+      .where("state", "in", stateLiterals(states))
       .orderBy("nonce")
       .limit(fixedLimit(BATCH))
       .execute();

@@ -1,7 +1,9 @@
-import { expect, it } from "vitest";
+import SQLite from "better-sqlite3";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { openStore, type Store } from "../store/database.js";
 import { rowId } from "../store/row-id.js";
 import type { TransactionsTable } from "../store/schema.js";
-import { describeEachStore, suiteStore } from "../test-support/stores.js";
+import { describeEachStore, suiteStore, type TempStore, tempStore } from "../test-support/stores.js";
 import { TransactionStates } from "./transaction-states.js";
 
 /** A queued row as the pipeline stores it (the bytes are not a real transaction: nothing is sent). */
@@ -94,5 +96,48 @@ describeEachStore("TransactionStates.move", (target) => {
       .execute();
     expect(mined).toHaveLength(39);
     expect(mined.every((r) => r.block_number === 9 && r.block_hash === "0xb9")).toBe(true);
+  });
+});
+
+describe("a move's statement on SQLite", () => {
+  let temp: TempStore | undefined;
+  let store: Store | undefined;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await store?.close();
+    await temp?.drop();
+  });
+
+  it("states its state as a literal: a bound one is planned against the partial index on drops, so compiled again every run", async () => {
+    // Every statement the store prepares, from its opening on (the statement cache binds `prepare` then).
+    const prepared: string[] = [];
+    const prepare = SQLite.prototype.prepare;
+    vi.spyOn(SQLite.prototype, "prepare").mockImplementation(function (this: SQLite.Database, source) {
+      prepared.push(source);
+      return prepare.call(this, source);
+    });
+    temp = await tempStore("sqlite");
+    store = await openStore(temp.location);
+    const states = new TransactionStates(store, () => 5_000);
+    const rows = [queued(1, 5_000), queued(2, 5_000)];
+    await store.db.transaction().execute(async (trx) => {
+      for (const row of rows) await states.create(trx, row);
+    });
+    await states.move(rows[0]!, { set: { state: "sent", broadcasts: 1 }, stamp: ["sent_at"] });
+    await states.move(rows[1]!, { set: { state: "dropped", error: "gone" } });
+    const sentRow = { ...rows[0]!, state: "sent" as const };
+    await states.move(sentRow, { set: { state: "mined", block_number: 3, block_hash: "0xb3" } });
+    const moves = prepared.filter((source) => source.startsWith('update "transactions"'));
+    expect(moves).toHaveLength(3);
+    for (const source of moves) expect(source).toMatch(/"state" = '(queued|sent)' returning "id"$/);
+    const stored = await store.db
+      .selectFrom("transactions")
+      .select(["nonce", "state"])
+      .orderBy("nonce")
+      .execute();
+    expect(stored).toEqual([
+      { nonce: 1, state: "mined" },
+      { nonce: 2, state: "dropped" },
+    ]);
   });
 });

@@ -6,6 +6,7 @@ import { LastStatement } from "../store/group-commit.js";
 import { type InsertPart, insertRow, insertRowsStatement, insertRowsTogether } from "../store/insert-row.js";
 import { PreparedQuery } from "../store/prepared-query.js";
 import type { Database, TransactionsTable, TxState } from "../store/schema.js";
+import { stateLiteral } from "../store/state-literal.js";
 import {
   hasWebhooks,
   recordEvent,
@@ -178,10 +179,9 @@ export class TransactionStates {
     };
     const columns = Object.keys(values).filter((column) => values[column] !== undefined);
     const ids = rows.map((r) => r.id);
-    const { rows: updated } = await moveStatement(columns).execute(trx, [
+    const { rows: updated } = await moveStatement(columns, from).execute(trx, [
       ...columns.map((column) => values[column]),
       onPostgres(trx) ? ids : JSON.stringify(ids),
-      from,
     ]);
     // Every row moved is in `from` (the statement's condition).
     const entered = set.state !== undefined && set.state !== from;
@@ -203,13 +203,14 @@ export class TransactionStates {
  * Kysely built and compiled each one anew, its SQL different for every count of rows (`in ($1,
  * ...)`), 1.5% of the event loop's busy time in a PostgreSQL burst (decision 183). The rows' ids are
  * one parameter: an array on PostgreSQL (`= any`), JSON on SQLite (`json_each`); both search the
- * primary key. The columns a move sets are the code's (a few shapes); bounded all the same.
+ * primary key. The columns a move sets are the code's (a few shapes), the state moved from one of
+ * TxState's, written into the SQL (see stateLiteral); bounded all the same.
  */
 const moveStatements = new Map<string, PreparedQuery<{ id: string }>>();
 const MAX_MOVE_SHAPES = 64;
 
-function moveStatement(columns: readonly string[]): PreparedQuery<{ id: string }> {
-  const key = columns.join(",");
+function moveStatement(columns: readonly string[], from: TxState): PreparedQuery<{ id: string }> {
+  const key = `${from}:${columns.join(",")}`;
   const kept = moveStatements.get(key);
   if (kept) return kept;
   const statement = new PreparedQuery<{ id: string }>((db, slot) =>
@@ -221,7 +222,7 @@ function moveStatement(columns: readonly string[]): PreparedQuery<{ id: string }
           ? sql<boolean>`${sql.ref("id")} = any(${slot(columns.length)}::text[])`
           : sql<boolean>`${sql.ref("id")} in (select value from json_each(${slot(columns.length)}))`,
       )
-      .where("state", "=", slot<TxState>(columns.length + 1))
+      .where("state", "=", stateLiteral(from))
       .returning("id"),
   );
   if (moveStatements.size < MAX_MOVE_SHAPES) moveStatements.set(key, statement);
