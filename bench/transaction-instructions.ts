@@ -32,6 +32,7 @@ import {
   type Case,
   countingFromEnv,
   endCounting,
+  type Measured,
   measure,
   speed,
   startCountedBaseline,
@@ -76,6 +77,7 @@ async function chaingate(main: string, name: string, databaseUrl: string | undef
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ type: "KEYSTORE_V3", password: "bench", address_quantity: ADDRESSES }),
   });
+  if (!made.ok) throw new Error(`POST /wallet answered ${made.status}: ${await made.text()}`);
   const records = (await made.json()) as { id: string; address: string }[];
   await Promise.all(records.map((r) => fund(r.address)));
   const walletId = records[0]!.id;
@@ -95,7 +97,7 @@ async function chaingate(main: string, name: string, databaseUrl: string | undef
 }
 
 try {
-  let relay: Awaited<ReturnType<typeof measure>>[number] | undefined;
+  let relay: Measured | undefined;
   if (BASELINES) {
     const key = generatePrivateKey();
     await fund(privateKeyToAccount(key).address);
