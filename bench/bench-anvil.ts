@@ -81,8 +81,8 @@ function urlFromOutput(
   });
 }
 
-/** The node flags of package.json's `start` script (between `node` and the script). */
-function startFlags(): string[] {
+/** The node flags of package.json's `start` script (between `node` and the script): every bench runs chaingate with them. */
+export function startFlags(): string[] {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
     scripts: { start: string };
   };

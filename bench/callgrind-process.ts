@@ -1,8 +1,9 @@
 /** A Node program run under callgrind and its requests counted in windows: what the instruction benches share (decision 195). */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Pool } from "undici";
+import { startFlags } from "./bench-anvil.js";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -12,12 +13,6 @@ const started: ChildProcess[] = [];
 /** Kills every program started under callgrind that is still running. */
 function killCounted(): void {
   for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
-}
-
-/** `npm start`'s Node flags (the memory bounds), read off package.json as the other benches do. */
-function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
-  return /^(?:exec\s+)?node\s+(.*?)\s*dist\/main\.js$/.exec(pkg.scripts.start)?.[1]?.split(/\s+/) ?? [];
 }
 
 /** Extra Node flags from an environment variable (e.g. "--perf-basic-prof", which names JIT code in the dumps). */
