@@ -1,5 +1,5 @@
-/** An embedded anvil stopped while it mines a large block comes back with every counted transaction findable (decision 191). */
-import { mkdtempSync, rmSync } from "node:fs";
+/** An embedded anvil stopped mid-block, or killed mid-burst, comes back with every counted transaction findable (decisions 191, 197). */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
@@ -7,13 +7,19 @@ import { keccak256 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, expect, it } from "vitest";
 import { nodeCall } from "../test-support/chain-helpers.js";
+import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2, DEV_PRIVATE_KEY } from "../test-support/evm-fixtures.js";
 import { type AnvilNode, startAnvil } from "./anvil-node.js";
 
 const dir = mkdtempSync(join(tmpdir(), "chaingate-anvil-guard-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const options = () => ({ chainId: 1001, dir, blockTime: 0, logger: pino({ level: "silent" }) });
+const options = (under = dir) => ({
+  chainId: 1001,
+  dir: under,
+  blockTime: 0,
+  logger: pino({ level: "silent" }),
+});
 
 it("stopped while it mines a block of 400 transfers, anvil comes back with each transaction the chain counts", async () => {
   const account = privateKeyToAccount(DEV_PRIVATE_KEY);
@@ -53,3 +59,80 @@ it("stopped while it mines a block of 400 transfers, anvil comes back with each 
     await node.stop();
   }
 }, 120_000);
+
+interface SavedState {
+  accounts: Record<string, { nonce: number }>;
+  transactions?: { info: { from: string; nonce: number } }[];
+}
+
+/** The dev account's nonce in a saved state against its last transaction there; undefined when the file is being written. */
+function savedNonces(path: string): { account: number; lastTransaction: number } | undefined {
+  let state: SavedState;
+  try {
+    state = JSON.parse(readFileSync(path, "utf8")) as SavedState;
+  } catch {
+    return undefined;
+  }
+  const from = DEV_ACCOUNT.toLowerCase();
+  const nonces = (state.transactions ?? []).filter((t) => t.info.from === from).map((t) => t.info.nonce);
+  return { account: state.accounts[from]?.nonce ?? 0, lastTransaction: Math.max(-1, ...nonces) };
+}
+
+/** The nonce of the dev account's newest transaction on the chain, found from the head down. */
+async function lastNonceOnChain(url: string): Promise<number> {
+  const head = Number(await nodeCall(url, "eth_blockNumber"));
+  for (let number = head; number >= 0; number--) {
+    const block = (await nodeCall(url, "eth_getBlockByNumber", [`0x${number.toString(16)}`, true])) as {
+      transactions: { from: string; nonce: string }[];
+    };
+    const own = block.transactions.filter((t) => t.from.toLowerCase() === DEV_ACCOUNT.toLowerCase());
+    if (own.length > 0) return Math.max(...own.map((t) => Number(t.nonce)));
+  }
+  return -1;
+}
+
+it("under a burst every state saved is whole, and anvil killed mid-burst comes back counting only what it has", async () => {
+  const under = join(dir, "burst");
+  mkdirSync(under);
+  const statePath = join(under, "state.json");
+  const node = await startAnvil(options(under));
+  let sending = true;
+  // Each sender asks anvil to sign and mine; the races between them (nonce too low, already
+  // imported) and the kill below fail some sends, which is what a burst into a dying node does.
+  const senders = Array.from({ length: 6 }, async () => {
+    while (sending)
+      await nodeCall(node.url, "eth_sendTransaction", [
+        { from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0x1" },
+      ]).catch(() => undefined);
+  });
+  try {
+    // Every save the burst sees is read; one that holds a block's nonces without its block fails here.
+    const seen: { account: number; lastTransaction: number }[] = [];
+    let lastSave = 0;
+    const enough = await waitUntil(() => {
+      const modified = statSync(statePath, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+      if (modified === lastSave) return false;
+      const nonces = savedNonces(statePath);
+      if (nonces === undefined) return false;
+      lastSave = modified;
+      if (nonces.lastTransaction >= 0) seen.push(nonces);
+      return seen.length >= 5;
+    }, 90_000);
+    expect(enough, `saves seen under the burst: ${seen.length}`).toBe(true);
+    expect(seen.filter((n) => n.account !== n.lastTransaction + 1)).toEqual([]);
+
+    // Killed between two saves, it comes back from the last whole one.
+    const killed = node.pid;
+    process.kill(killed, "SIGKILL");
+    expect(await waitUntil(() => node.status === "running" && node.pid !== killed, 60_000)).toBe(true);
+    sending = false;
+    await Promise.all(senders);
+    const counted = Number(await nodeCall(node.url, "eth_getTransactionCount", [DEV_ACCOUNT, "latest"]));
+    expect(counted).toBeGreaterThan(0);
+    expect(await lastNonceOnChain(node.url)).toBe(counted - 1);
+  } finally {
+    sending = false;
+    await Promise.all(senders);
+    await node.stop();
+  }
+}, 180_000);

@@ -1,26 +1,38 @@
-/** The process between chaingate and an embedded anvil: ends anvil when chaingate ends, only once anvil's pool has drained. */
+/** The process between chaingate and an embedded anvil: saves anvil's state whole, and ends anvil when chaingate ends. */
 
 /**
- * The guard's source, run by `node -e` with anvil's command line as its arguments. It starts anvil,
- * prints `chaingate-anvil-pid <pid>`, and passes anvil's output on. chaingate holds the guard's
- * stdin; when chaingate exits for any reason (even SIGKILL) that pipe closes, and the guard stops
- * anvil with SIGTERM, which makes anvil write its state file. When anvil dies on its own the guard
- * exits too, and chaingate sees it.
+ * The guard's source, run by `node -e` with anvil's command line as its arguments and the state
+ * file's path in CHAINGATE_ANVIL_STATE. It starts anvil, prints `chaingate-anvil-pid <pid>`, and
+ * passes anvil's output on. chaingate holds the guard's stdin; when chaingate exits for any reason
+ * (even SIGKILL) that pipe closes, and the guard saves anvil's state a last time and stops it with
+ * SIGTERM. When anvil dies on its own the guard exits too, and chaingate sees it.
  *
- * Why it waits before the SIGTERM (decision 191): anvil writes its accounts and its blocks apart.
- * A SIGTERM while it mines a block the accounts are written with that block's nonces but the block
- * is not: after the restart the chain counts the transactions and has none of them, so no record
- * can ever find its receipt. Transactions leave anvil's pool only once their block is stored, so
- * the guard waits (5 s at most) until `txpool_status` shows none pending. Nothing new comes in: the
- * guard stops anvil only when chaingate is gone or stopping.
+ * Why the guard saves, not anvil (decision 197): anvil reads its blocks and then its accounts when
+ * it dumps its state, so a dump taken while it stores a block holds that block's nonces and
+ * balances but not the block. Four in ten of anvil's own saves (`--state-interval`) were such
+ * under a burst, and a chain restarted from one counts transactions it cannot find: the tracker
+ * must then drop their records. The guard asks for the state (`anvil_dumpState`) every second and
+ * keeps it only when it is whole: every sender's nonce is one past its last transaction there. (A
+ * check that no block was stored while the dump was taken refused every dump under a burst.) It writes the file aside, syncs it and
+ * renames it over the last one, so a crash leaves the last whole state, never half of one.
+ *
+ * Why it waits before the last save (decision 191): transactions leave anvil's pool only once
+ * their block is stored, so the guard waits (5 s at most) until `txpool_status` shows none
+ * pending. Nothing new comes in: the guard stops anvil only when chaingate is gone or stopping.
  *
  * Written as plain JavaScript in a string: it must run the same under tsx, vitest and the built
  * service, and a function's compiled text may name helpers the child does not have.
  */
+/** The environment variable naming the chain's state file, for the guard and for anvil. */
+export const STATE_ENV = "CHAINGATE_ANVIL_STATE";
+
 export const ANVIL_GUARD_SCRIPT = String.raw`
+const fs = require("node:fs");
 const http = require("node:http");
+const zlib = require("node:zlib");
 const { spawn } = require("node:child_process");
 const [binary, ...args] = process.argv.slice(1);
+const statePath = process.env.CHAINGATE_ANVIL_STATE;
 const anvil = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
 let open = true;
 const pass = (stream) => (chunk) => {
@@ -29,52 +41,128 @@ const pass = (stream) => (chunk) => {
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => { open = false; });
 let url;
 let seen = "";
+let stopping = false;
+let timer;
 anvil.stdout.on("data", (chunk) => {
   pass(process.stdout)(chunk);
   if (url !== undefined) return;
   seen = (seen + chunk).slice(-4096);
   const listening = /Listening on (\S+):(\d+)/.exec(seen);
-  if (listening) url = { host: listening[1], port: Number(listening[2]) };
+  if (listening) {
+    url = { host: listening[1], port: Number(listening[2]) };
+    timer = setTimeout(periodic, 1000);
+  }
 });
 anvil.stderr.on("data", pass(process.stderr));
 process.stdout.write("chaingate-anvil-pid " + anvil.pid + "\n");
 
-function pendingCount() {
-  return new Promise((resolve) => {
-    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "txpool_status", params: [] });
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function rpc(method, params, timeout) {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
     const request = http.request(
-      { ...url, method: "POST", path: "/", headers: { "content-type": "application/json" }, timeout: 1000 },
+      { ...url, method: "POST", path: "/", headers: { "content-type": "application/json" }, timeout },
       (response) => {
-        let text = "";
-        response.on("data", (part) => { text += part; });
+        const parts = [];
+        response.on("data", (part) => parts.push(part));
+        response.on("error", reject);
         response.on("end", () => {
           try {
-            resolve(Number(JSON.parse(text).result.pending));
-          } catch {
-            resolve(0);
+            const answer = JSON.parse(Buffer.concat(parts).toString("utf8"));
+            if (answer.error !== undefined) reject(new Error(method + ": " + JSON.stringify(answer.error)));
+            else resolve(answer.result);
+          } catch (error) {
+            reject(error);
           }
         });
       },
     );
-    request.on("timeout", () => request.destroy());
-    request.on("error", () => resolve(0));
+    request.on("timeout", () => request.destroy(new Error(method + " timed out")));
+    request.on("error", reject);
     request.end(body);
   });
 }
 
 async function drained() {
   const deadline = Date.now() + 5000;
-  while (url !== undefined && Date.now() < deadline) {
-    if ((await pendingCount()) === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  while (Date.now() < deadline) {
+    const status = await rpc("txpool_status", [], 1000).catch(() => undefined);
+    if (status === undefined || Number(status.pending) === 0) return;
+    await sleep(20);
   }
 }
 
-let stopping = false;
+// The first sender whose account nonce is past its last transaction in the dump.
+function aheadOfBlocks(state) {
+  const last = new Map();
+  for (const transaction of state.transactions || []) {
+    const info = transaction.info;
+    if (info === undefined || typeof info.from !== "string" || typeof info.nonce !== "number") continue;
+    if (!(last.get(info.from) >= info.nonce)) last.set(info.from, info.nonce);
+  }
+  for (const [from, nonce] of last) {
+    const account = state.accounts[from];
+    if (account !== undefined && account.nonce > nonce + 1) return from;
+  }
+  return undefined;
+}
+
+// A nonce set by hand (anvil_setNonce) also reads as ahead; a second dump at the same head, with
+// no block stored between the two, is then whole all the same.
+let refusedAt = null;
+async function saveOnce() {
+  const dumped = await rpc("anvil_dumpState", [], 60000);
+  const text = zlib.gunzipSync(Buffer.from(dumped.slice(2), "hex")).toString("utf8");
+  const state = JSON.parse(text);
+  const head = String(state.best_block_number);
+  if (aheadOfBlocks(state) !== undefined && refusedAt !== head) {
+    refusedAt = head;
+    return false;
+  }
+  refusedAt = null;
+  const aside = statePath + ".saving";
+  const fd = fs.openSync(aside, "w", 0o600);
+  try {
+    fs.writeSync(fd, text);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(aside, statePath);
+  return true;
+}
+
+let saving = Promise.resolve();
+function save(tries) {
+  saving = saving.then(async () => {
+    let last = "no dump was whole";
+    for (let i = 0; i < tries; i++) {
+      try {
+        if (await saveOnce()) return;
+      } catch (error) {
+        last = String(error && error.message);
+      }
+      await sleep(50);
+    }
+    process.stderr.write("chaingate-anvil-guard: state not saved after " + tries + " tries: " + last + "\n");
+  });
+  return saving;
+}
+
+function periodic() {
+  if (stopping) return;
+  save(20).finally(() => {
+    if (!stopping) timer = setTimeout(periodic, 1000);
+  });
+}
+
 function stop() {
   if (stopping) return;
   stopping = true;
-  drained().finally(() => anvil.kill("SIGTERM"));
+  clearTimeout(timer);
+  const last = url === undefined ? Promise.resolve() : drained().then(() => save(40));
+  last.finally(() => anvil.kill("SIGTERM"));
 }
 process.stdin.on("end", stop);
 process.stdin.on("close", stop);
@@ -86,6 +174,12 @@ anvil.on("exit", (code) => process.exit(code ?? 1));
 `;
 
 /** The guard's command line for anvil's own: node runs the script, anvil's arguments after it. */
-export function guardCommand(anvilArgs: readonly string[]): { command: string; args: string[] } {
-  return { command: process.execPath, args: ["-e", ANVIL_GUARD_SCRIPT, ...anvilArgs] };
+export function guardCommand(
+  anvilArgs: readonly string[],
+  statePath: string,
+): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+  // NODE_OPTIONS is the service's (a profiler, a loader), not the guard's. anvil inherits the
+  // state path too, which is how a later start knows a leftover anvil as this chain's.
+  const env = { ...process.env, NODE_OPTIONS: "", [STATE_ENV]: statePath };
+  return { command: process.execPath, args: ["-e", ANVIL_GUARD_SCRIPT, ...anvilArgs], env };
 }

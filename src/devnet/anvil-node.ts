@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import type { Logger } from "pino";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { anvilBinaryPath } from "./anvil-binary.js";
-import { guardCommand } from "./anvil-guard.js";
+import { guardCommand, STATE_ENV } from "./anvil-guard.js";
 
 export interface AnvilOptions {
   chainId: number;
@@ -52,7 +52,8 @@ function alive(pid: number): boolean {
 function isOurAnvil(pid: number, statePath: string): boolean {
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-    return argv[0]?.endsWith("anvil") === true && argv.includes(statePath);
+    const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+    return argv[0]?.endsWith("anvil") === true && env.includes(`${STATE_ENV}=${statePath}`);
   } catch {
     return false;
   }
@@ -78,11 +79,11 @@ interface Spawned {
   pid: number;
   url: string;
   exited: Promise<number | null>;
-  /** Ends the guard, which makes anvil save its state and exit. */
+  /** Ends the guard, which saves anvil's state a last time and stops it. */
   stop(): Promise<void>;
 }
 
-/** anvil's command line: loopback, the chain id, its state file saved every second. */
+/** anvil's command line: loopback, the chain id, and its last saved state when there is one (the guard saves it). */
 function anvilArgs(options: AnvilOptions, statePath: string): string[] {
   const { chainId, blockTime } = options;
   return [
@@ -93,11 +94,7 @@ function anvilArgs(options: AnvilOptions, statePath: string): string[] {
     String(options.port ?? 0),
     "--chain-id",
     String(chainId),
-    "--state",
-    statePath,
-    // The shortest interval anvil takes; what a crash loses after that, the tracker reconciles.
-    "--state-interval",
-    "1",
+    ...(existsSync(statePath) ? ["--load-state", statePath] : []),
     ...(blockTime > 0 ? ["--block-time", String(blockTime)] : []),
     ...(options.pruneHistory === undefined ? [] : ["--prune-history", String(options.pruneHistory)]),
   ];
@@ -106,11 +103,10 @@ function anvilArgs(options: AnvilOptions, statePath: string): string[] {
 async function spawnAnvil(options: AnvilOptions, statePath: string, pidFile: string): Promise<Spawned> {
   const { chainId, logger } = options;
   const args = anvilArgs(options, statePath);
-  const guard = guardCommand(args);
-  // NODE_OPTIONS is the service's (a profiler, a loader), not the guard's.
+  const guard = guardCommand(args, statePath);
   const child: ChildProcessWithoutNullStreams = spawn(guard.command, guard.args, {
     stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, NODE_OPTIONS: "" },
+    env: guard.env,
   });
   const log = logger.child({ chainId, component: "anvil" });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));

@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
+import { STATE_ENV } from "../devnet/anvil-guard.js";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -65,9 +66,13 @@ export function anvilsFor(dataDir: string): number[] {
     .filter((pid) => {
       try {
         const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        // A first start has no state file to load yet: its data dir shows only in the state path it inherits.
+        const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
         const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
         return (
-          argv[0]?.endsWith("/anvil") === true && argv.some((a) => a.includes(dataDir)) && !/\) Z /.test(stat)
+          argv[0]?.endsWith("/anvil") === true &&
+          env.some((entry) => entry.startsWith(`${STATE_ENV}=`) && entry.includes(dataDir)) &&
+          !/\) Z /.test(stat)
         );
       } catch {
         return false;
