@@ -111,8 +111,11 @@ function aheadOfBlocks(state) {
 // A nonce set by hand (anvil_setNonce) also reads as ahead; a second dump at the same head, with
 // no block stored between the two, is then whole all the same.
 let refusedAt = null;
+// The dump last written: an idle chain dumps the same bytes, which are then not written (nor synced) again.
+let written = null;
 async function saveOnce() {
   const dumped = await rpc("anvil_dumpState", [], 60000);
+  if (dumped === written) return true;
   const text = zlib.gunzipSync(Buffer.from(dumped.slice(2), "hex")).toString("utf8");
   const state = JSON.parse(text);
   const head = String(state.best_block_number);
@@ -130,6 +133,7 @@ async function saveOnce() {
     fs.closeSync(fd);
   }
   fs.renameSync(aside, statePath);
+  written = dumped;
   return true;
 }
 
