@@ -19,9 +19,12 @@ export class FairGate {
   private active = 0;
   /** Waiting tasks by tenant; the map's order is the turn order. */
   private readonly queues = new Map<string, (() => void)[]>();
-  private readonly held = new Map<string, number>();
-  /** Tasks running now, by tenant: the next permit goes to a waiting tenant with the fewest. */
-  private readonly running = new Map<string, number>();
+  /**
+   * Per tenant with tasks: how many it holds (running or waiting), and how many run now (the next
+   * permit goes to a waiting tenant with the fewest). One entry, read once a task: the gate sits
+   * on every forwarded read, where a map operation per count was a measurable share.
+   */
+  private readonly tenants = new Map<string, { held: number; running: number }>();
   private queued = 0;
 
   constructor(private readonly limits: FairGateLimits) {}
@@ -32,8 +35,8 @@ export class FairGate {
 
   /** `tenant` "" is the single user of the keyless mode: only the overall queue bounds it. */
   async run<T>(tenant: string, task: () => Promise<T>): Promise<T> {
-    const held = this.held.get(tenant) ?? 0;
-    if (tenant !== "" && held >= this.limits.perTenant) {
+    const counts = this.tenants.get(tenant);
+    if (tenant !== "" && counts !== undefined && counts.held >= this.limits.perTenant) {
       throw new ChaingateError(
         `too many ${this.limits.what ?? "key derivations"} in progress for this API key (at most ${this.limits.perTenant}); retry in a moment`,
         {
@@ -53,7 +56,9 @@ export class FairGate {
         },
       );
     }
-    this.held.set(tenant, held + 1);
+    const own = counts ?? { held: 0, running: 0 };
+    if (counts === undefined) this.tenants.set(tenant, own);
+    own.held++;
     try {
       if (this.active >= this.limits.permits) {
         this.queued++;
@@ -63,19 +68,16 @@ export class FairGate {
           else this.queues.set(tenant, [resolve]);
         });
       } else this.active++;
-      this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
+      own.running++;
       try {
         return await task();
       } finally {
-        const running = (this.running.get(tenant) ?? 1) - 1;
-        if (running === 0) this.running.delete(tenant);
-        else this.running.set(tenant, running);
+        own.running--;
         this.next();
       }
     } finally {
-      const left = (this.held.get(tenant) ?? 1) - 1;
-      if (left === 0) this.held.delete(tenant);
-      else this.held.set(tenant, left);
+      // The entry is the one in the map for as long as the tenant holds a task.
+      if (--own.held === 0) this.tenants.delete(tenant);
     }
   }
 
@@ -83,11 +85,14 @@ export class FairGate {
    * The permit passes to the first waiting task of the waiting tenant with the fewest tasks running
    * (the longest waiting among equals); that tenant then goes to the back of the turn order.
    */
+  private runningOf(tenant: string): number {
+    return this.tenants.get(tenant)?.running ?? 0;
+  }
+
   private next(): void {
     let chosen: [string, (() => void)[]] | undefined;
     for (const entry of this.queues) {
-      if (chosen === undefined || (this.running.get(entry[0]) ?? 0) < (this.running.get(chosen[0]) ?? 0))
-        chosen = entry;
+      if (chosen === undefined || this.runningOf(entry[0]) < this.runningOf(chosen[0])) chosen = entry;
     }
     if (chosen === undefined) {
       this.active--;

@@ -143,7 +143,7 @@ export class RpcDispatcher {
     }
     const { behaviour, checked } = read;
     const answer = this.deps.cache.fill(read.slot, () =>
-      this.fromNode(chain, method, behaviour, checked, tenant),
+      this.fromNode(chain, method, behaviour, checked, tenant, read.slot.paramsText),
     );
     const onCall = this.deps.onCall;
     if (!onCall) return answer;
@@ -203,8 +203,11 @@ export class RpcDispatcher {
     behaviour: MethodBehaviour,
     checked: unknown[],
     tenant: string,
+    paramsText?: string,
   ): Promise<unknown> {
-    const call = behaviour.result ? { method, params: checked } : { method, params: checked, asText: true };
+    const call = behaviour.result
+      ? { method, params: checked, paramsText }
+      : { method, params: checked, paramsText, asText: true };
     const gate = this.deps.upstreamGate;
     let result: unknown;
     try {

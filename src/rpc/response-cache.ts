@@ -16,6 +16,8 @@ export interface Slot {
   readonly head: number | undefined;
   /** The answer valid at that head, when the cache holds one (no hit counted yet). */
   readonly hit: JsonText | undefined;
+  /** The parameters as JSON text, written once for the key: a miss sends them to the node as they are. */
+  readonly paramsText: string;
 }
 
 interface Entry {
@@ -104,8 +106,9 @@ export class ResponseCache {
    */
   slot(chainId: number, head: number | undefined, spec: MethodSpec, params: readonly unknown[]): Slot {
     const lifetime = this.lifetime(spec, params, head);
-    const key = `${chainId}|${spec.name}|${JSON.stringify(params)}`;
-    return { key, lifetime, head, hit: lifetime === "never" ? undefined : this.fresh(key, head) };
+    const paramsText = JSON.stringify(params);
+    const key = `${chainId}|${spec.name}|${paramsText}`;
+    return { key, lifetime, head, hit: lifetime === "never" ? undefined : this.fresh(key, head), paramsText };
   }
 
   private fresh(key: string, head: number | undefined): JsonText | undefined {
