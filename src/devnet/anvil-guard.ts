@@ -1,8 +1,11 @@
 /** The process between chaingate and an embedded anvil: saves anvil's state whole, and ends anvil when chaingate ends. */
 
+/** The environment variable naming the chain's state file, for the guard and for anvil. */
+export const STATE_ENV = "CHAINGATE_ANVIL_STATE";
+
 /**
  * The guard's source, run by `node -e` with anvil's command line as its arguments and the state
- * file's path in CHAINGATE_ANVIL_STATE. It starts anvil, prints `chaingate-anvil-pid <pid>`, and
+ * file's path in STATE_ENV. It starts anvil, prints `chaingate-anvil-pid <pid>`, and
  * passes anvil's output on. chaingate holds the guard's stdin; when chaingate exits for any reason
  * (even SIGKILL) that pipe closes, and the guard saves anvil's state a last time and stops it with
  * SIGTERM. When anvil dies on its own the guard exits too, and chaingate sees it.
@@ -12,9 +15,10 @@
  * balances but not the block. Four in ten of anvil's own saves (`--state-interval`) were such
  * under a burst, and a chain restarted from one counts transactions it cannot find: the tracker
  * must then drop their records. The guard asks for the state (`anvil_dumpState`) every second and
- * keeps it only when it is whole: every sender's nonce is one past its last transaction there. (A
- * check that no block was stored while the dump was taken refused every dump under a burst.) It writes the file aside, syncs it and
- * renames it over the last one, so a crash leaves the last whole state, never half of one.
+ * keeps it only when it is whole: every sender's nonce is one past its last transaction there (a
+ * check that no block was stored while the dump was taken refused every dump under a burst). It
+ * writes the file aside, syncs it and renames it over the last one, so a crash leaves the last
+ * whole state, never half of one.
  *
  * Why it waits before the last save (decision 191): transactions leave anvil's pool only once
  * their block is stored, so the guard waits (5 s at most) until `txpool_status` shows none
@@ -23,16 +27,13 @@
  * Written as plain JavaScript in a string: it must run the same under tsx, vitest and the built
  * service, and a function's compiled text may name helpers the child does not have.
  */
-/** The environment variable naming the chain's state file, for the guard and for anvil. */
-export const STATE_ENV = "CHAINGATE_ANVIL_STATE";
-
 export const ANVIL_GUARD_SCRIPT = String.raw`
 const fs = require("node:fs");
 const http = require("node:http");
 const zlib = require("node:zlib");
 const { spawn } = require("node:child_process");
 const [binary, ...args] = process.argv.slice(1);
-const statePath = process.env.CHAINGATE_ANVIL_STATE;
+const statePath = process.env.${STATE_ENV};
 const anvil = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
 let open = true;
 const pass = (stream) => (chunk) => {
