@@ -10,6 +10,7 @@ import {
   upstreamUnavailable,
 } from "../errors/rpc-errors.js";
 import { inNodeCall, tracingOn } from "../tracing/spans.js";
+import { type NodeAnswer, readAnswer } from "./answer-reader.js";
 import type { CallAbort } from "./call-abort.js";
 import type { TraitsOf } from "./call-traits.js";
 import { envelopeMembers, JsonText } from "./json-text.js";
@@ -94,28 +95,24 @@ export class HttpUpstream {
         `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`,
       ).toString("base64")}`;
     }
+    this.headers =
+      this.authorization === undefined
+        ? { "content-type": "application/json" }
+        : { "content-type": "application/json", authorization: this.authorization };
   }
 
   private readonly authorization: string | undefined;
 
-  private async post(body: string, signal?: CallAbort): Promise<{ status: number; text: string }> {
-    const headers: Record<string, string> = { "content-type": "application/json" };
-    if (this.authorization) headers.authorization = this.authorization;
-    const response = await this.pool.request({
-      path: this.path,
-      method: "POST",
-      headers,
-      body,
-      ...(signal === undefined ? {} : { signal }),
-    });
-    // A declared length within the cap is read whole by undici (no stream iteration: a measurable
-    // share of a forwarded read, #17); HTTP/1 framing holds the body to that length.
-    const declared = Number(response.headers["content-length"]);
-    const text =
-      declared >= 0 && declared <= MAX_NODE_ANSWER_BYTES
-        ? await response.body.text()
-        : await readCapped(response.body, MAX_NODE_ANSWER_BYTES);
-    return { status: response.statusCode, text };
+  /** The request headers, the same for every call (undici copies them into each request). */
+  private readonly headers: Record<string, string>;
+
+  private post(body: string, signal?: CallAbort): Promise<NodeAnswer> {
+    return readAnswer(
+      this.pool,
+      { path: this.path, method: "POST", headers: this.headers, body },
+      MAX_NODE_ANSWER_BYTES,
+      signal,
+    );
   }
 
   /** Calls waiting for this turn's batch (see `call`). */
@@ -152,7 +149,7 @@ export class HttpUpstream {
     // Joined, not JSON.stringify of the envelope: V8 (Node 20) writes an object through its slow
     // general path, 7,000 instructions a forwarded read, twice what the parameters alone cost.
     const body = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsText ?? JSON.stringify(params)}}`;
-    let answer: { status: number; text: string };
+    let answer: NodeAnswer;
     try {
       answer = await this.post(body, signal);
     } catch (error) {
@@ -325,26 +322,6 @@ export class HttpUpstream {
   async close(): Promise<void> {
     await this.pool.close();
   }
-}
-
-/** Reads a body as text, giving up (and closing it) past `max` bytes. */
-async function readCapped(
-  body: AsyncIterable<Buffer> & { destroy(): unknown },
-  max: number,
-): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > max) {
-      body.destroy();
-      throw new ChaingateError(`the node's answer is larger than ${max / 1048576} MiB`, {
-        code: "RESPONSE_TOO_LARGE",
-      });
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size).toString("utf8");
 }
 
 function describeTransportError(error: unknown): string {
