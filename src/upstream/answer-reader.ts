@@ -15,7 +15,7 @@ const ABORTED = Object.assign(new Error("the call was aborted"), { code: "UND_ER
 /**
  * undici's `request` wraps every answer in a Node stream (a Readable, pushed chunk by chunk, read
  * again by `body.text()`), parses every header into an object and runs the callback in an async
- * scope of its own: a fifth of a forwarded read's instructions in undici's API layer, for an answer
+ * scope of its own: about a seventh of a forwarded read's instructions, for an answer
  * that is read whole as text and whose only header of interest is its status (decision 199). This
  * handler keeps the chunks and decodes them once, at the end. It takes undici's handler methods as
  * its own `RequestHandler` does (onConnect, onHeaders, onData, onComplete, onError); undici 7 wraps
