@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
-import { Pool } from "undici";
+import { errors, Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { readAnswer } from "./answer-reader.js";
@@ -102,6 +102,10 @@ describe("readAnswer", () => {
     const reason = new Error("the other half answered first");
     early.abort(reason);
     await expect(post("/small", 1024, early)).rejects.toBe(reason);
+    // Without a reason, undici's own abort error, as its `request` gave.
+    const bare = new CallAbort();
+    bare.abort(undefined);
+    await expect(post("/small", 1024, bare)).rejects.toBeInstanceOf(errors.RequestAbortedError);
 
     let held: ServerResponse | undefined;
     behaviours.set("/held", (_request, response) => {

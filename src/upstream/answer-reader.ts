@@ -1,5 +1,5 @@
 /** Reads one node answer whole, as its status and text, straight from undici's dispatch: no response stream, no header object. */
-import type { Dispatcher } from "undici";
+import { type Dispatcher, errors } from "undici";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { CallAbort } from "./call-abort.js";
 
@@ -8,9 +8,6 @@ export interface NodeAnswer {
   status: number;
   text: string;
 }
-
-/** Why an aborted call failed when its signal gave no reason. */
-const ABORTED = Object.assign(new Error("the call was aborted"), { code: "UND_ERR_ABORTED" });
 
 /**
  * undici's `request` wraps every answer in a Node stream (a Readable, pushed chunk by chunk, read
@@ -47,7 +44,8 @@ class AnswerReader implements Dispatcher.DispatchHandler {
 
   private reason(): Error {
     const reason = this.signal?.reason;
-    return reason instanceof Error ? reason : ABORTED;
+    // undici's own when the signal gave none, as its `request` answers such an abort.
+    return reason instanceof Error ? reason : new errors.RequestAbortedError();
   }
 
   onConnect(abort: (error?: Error) => void): void {
