@@ -15,8 +15,9 @@ export const STATE_ENV = "CHAINGATE_ANVIL_STATE";
  * balances but not the block. Four in ten of anvil's own saves (`--state-interval`) were such
  * under a burst, and a chain restarted from one counts transactions it cannot find: the tracker
  * must then drop their records. The guard asks for the state (`anvil_dumpState`) every second and
- * keeps it only when it is whole: every sender's nonce is one past its last transaction there (a
- * check that no block was stored while the dump was taken refused every dump under a burst). It
+ * keeps it only when it is whole (decision 200): its head's block and every transaction's block
+ * are in it, and every sender's nonce is one past its last transaction there (a check that no
+ * block was stored while the dump was taken refused every dump under a burst). It
  * writes the file aside, syncs it and renames it over the last one, so a crash leaves the last
  * whole state, never half of one.
  *
@@ -94,24 +95,34 @@ async function drained() {
   }
 }
 
-// The first sender whose account nonce is past its last transaction in the dump.
-function aheadOfBlocks(state) {
+// What makes a dump not whole, or undefined: a transaction whose block is not in it (nor the head's
+// block), or a sender whose account nonce is past its last transaction there ("ahead").
+function tornBy(state) {
+  const best = Number(state.best_block_number);
+  const stored = new Set();
+  for (const block of state.blocks || []) stored.add(Number(block.header && block.header.number));
+  if (!stored.has(best)) return "the head's block " + best + " is not in it";
   const last = new Map();
   for (const transaction of state.transactions || []) {
     const info = transaction.info;
     if (info === undefined || typeof info.from !== "string" || typeof info.nonce !== "number") continue;
+    if (!stored.has(Number(transaction.block_number)) || Number(transaction.block_number) > best)
+      return "a transaction's block is not in it";
     if (!(last.get(info.from) >= info.nonce)) last.set(info.from, info.nonce);
   }
   for (const [from, nonce] of last) {
     const account = state.accounts[from];
-    if (account !== undefined && account.nonce > nonce + 1) return from;
+    if (account !== undefined && account.nonce > nonce + 1) return "ahead";
   }
   return undefined;
 }
 
-// A nonce set by hand (anvil_setNonce) also reads as ahead; a second dump at the same head, with
-// no block stored between the two, is then whole all the same.
-let refusedAt = null;
+// A nonce set by hand (anvil_setNonce) also reads as ahead. Such a dump is kept once every dump
+// for AHEAD_SETTLED_MS has been ahead at the same head: a block being stored shows as a new head
+// within that time, and two dumps 50 ms apart on a busy machine could both fall inside one block's
+// storing (decision 200).
+const AHEAD_SETTLED_MS = 3000;
+let ahead = null;
 // The dump last written: an idle chain dumps the same bytes, which are then not written (nor synced) again.
 let written = null;
 async function saveOnce() {
@@ -120,11 +131,12 @@ async function saveOnce() {
   const text = zlib.gunzipSync(Buffer.from(dumped.slice(2), "hex")).toString("utf8");
   const state = JSON.parse(text);
   const head = String(state.best_block_number);
-  if (aheadOfBlocks(state) !== undefined && refusedAt !== head) {
-    refusedAt = head;
-    return false;
-  }
-  refusedAt = null;
+  const torn = tornBy(state);
+  if (torn !== undefined && torn !== "ahead") throw new Error(torn);
+  if (torn === "ahead") {
+    if (ahead === null || ahead.head !== head) ahead = { head, since: Date.now() };
+    if (Date.now() - ahead.since < AHEAD_SETTLED_MS) return false;
+  } else ahead = null;
   const aside = statePath + ".saving";
   const fd = fs.openSync(aside, "w", 0o600);
   try {
