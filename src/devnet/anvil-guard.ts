@@ -106,8 +106,8 @@ function tornBy(state) {
   for (const transaction of state.transactions || []) {
     const info = transaction.info;
     if (info === undefined || typeof info.from !== "string" || typeof info.nonce !== "number") continue;
-    if (!stored.has(Number(transaction.block_number)) || Number(transaction.block_number) > best)
-      return "a transaction's block is not in it";
+    const number = Number(transaction.block_number);
+    if (!stored.has(number) || number > best) return "a transaction's block is not in it";
     if (!(last.get(info.from) >= info.nonce)) last.set(info.from, info.nonce);
   }
   for (const [from, nonce] of last) {
