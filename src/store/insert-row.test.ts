@@ -27,12 +27,16 @@ describeEachStore("insertRow", (target) => {
     await opened.store.db.transaction().execute(async (trx) => {
       await insertRow(trx, "nonce_ledger", { chain_id: 7, address: "b", next_nonce: 41 });
     });
-    // Another column order is another shape.
+    // Another column order is another shape, kept beside the first: each reused with its own order.
     await insertRow(opened.store.db, "nonce_ledger", { next_nonce: 42, address: "c", chain_id: 7 });
+    await insertRow(opened.store.db, "nonce_ledger", { next_nonce: 43, address: "d", chain_id: 7 });
+    await insertRow(opened.store.db, "nonce_ledger", { chain_id: 7, address: "e", next_nonce: 44 });
     expect(await ledger(7)).toEqual([
       ...[0, 1, 2, 3, 4].map((i) => ({ chain_id: 7, address: `a${i}`, next_nonce: i })),
       { chain_id: 7, address: "b", next_nonce: 41 },
       { chain_id: 7, address: "c", next_nonce: 42 },
+      { chain_id: 7, address: "d", next_nonce: 43 },
+      { chain_id: 7, address: "e", next_nonce: 44 },
     ]);
   });
 
