@@ -3,7 +3,8 @@
  * counts reads (decision 196): a measure of a transaction's CPU that does not move with the
  * machine's load, for changes of a few percent that wall-clock rounds cannot show.
  * - chaingate (dist/main.js, `npm start`'s flags and defaults: the access log on; only the signing
- *   rate limit off and the light KDF, as in `bench:transactions`) in front of an automining anvil,
+ *   rate limit off and the light KDF, as in `bench:transactions`) in front of an automining anvil
+ *   (a fresh one for each subject, so none meets a longer chain than another),
  *   on SQLite or, with DATABASE_URL, on PostgreSQL; its background passes at their longest
  *   intervals, so a window holds the requests' own work: the tracker's later work on each
  *   transaction (receipt, confirmation) is not in the count;
@@ -25,6 +26,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { AnvilNode } from "../src/devnet/anvil-node.js";
 import { SIGNING_RELAY } from "./baselines.js";
 import { rpc, startBenchAnvil } from "./bench-anvil.js";
 import { BENCH_TO } from "./bench-transfer.js";
@@ -52,8 +54,27 @@ const BASELINES = process.env.BENCH_BASELINES !== "false";
 const ROOT = new URL("..", import.meta.url).pathname;
 
 const dir = mkdtempSync(join(tmpdir(), "chaingate-bench-tx-instr-"));
-const { anvil } = await startBenchAnvil(dir);
-const fund = (address: string) =>
+/** The anvil of the subject being measured (stopped at the end, whatever happens). */
+let running: AnvilNode | undefined;
+
+/**
+ * Each subject is measured in front of a fresh anvil of its own: on one anvil for all, the one
+ * measured second met a chain some 3,000 blocks longer, slower to answer, and counted the
+ * time-based work of longer requests (43 against 62-66 ms a request under callgrind for the same
+ * code, about 3-4% more instructions: decision 202).
+ */
+async function withAnvil<T>(name: string, measureOn: (anvil: AnvilNode) => Promise<T>): Promise<T> {
+  const { anvil } = await startBenchAnvil(join(dir, name));
+  running = anvil;
+  try {
+    return await measureOn(anvil);
+  } finally {
+    running = undefined;
+    await anvil.stop();
+  }
+}
+
+const fund = (anvil: AnvilNode, address: string) =>
   rpc(anvil.url, "anvil_setBalance", [address, `0x${parseEther("1000").toString(16)}`]);
 
 /** Transfers of 1, 2, 3... wei to the bench's recipient, as `bench:transactions` sends them. */
@@ -65,7 +86,7 @@ const transferCase = (name: string, body: (n: number) => object): Case => ({
 });
 
 /** `POST /transaction` of chaingate `main` (a wallet of ADDRESSES addresses, made and funded before counting). */
-async function chaingate(main: string, name: string, databaseUrl: string | undefined) {
+async function chaingate(anvil: AnvilNode, main: string, name: string, databaseUrl: string | undefined) {
   const counted = await startCountedChaingate(dir, main, name, anvil.url, {
     CHAINGATE_LOG_REQUESTS: "true",
     CHAINGATE_KDF: "light",
@@ -79,7 +100,7 @@ async function chaingate(main: string, name: string, databaseUrl: string | undef
   });
   if (!made.ok) throw new Error(`POST /wallet answered ${made.status}: ${await made.text()}`);
   const records = (await made.json()) as { id: string; address: string }[];
-  await Promise.all(records.map((r) => fund(r.address)));
+  await Promise.all(records.map((r) => fund(anvil, r.address)));
   const walletId = records[0]!.id;
   return measure(
     counted,
@@ -99,23 +120,29 @@ async function chaingate(main: string, name: string, databaseUrl: string | undef
 try {
   let relay: Measured | undefined;
   if (BASELINES) {
-    const key = generatePrivateKey();
-    await fund(privateKeyToAccount(key).address);
-    const counted = await startCountedBaseline(dir, "relay", SIGNING_RELAY, [anvil.url, key]);
-    relay = (
-      await measure(
-        counted,
-        "relay",
-        [transferCase("signing relay", (n) => ({ transaction: { to: BENCH_TO, value: String(n + 1) } }))],
-        COUNTING,
-      )
-    )[0];
+    relay = await withAnvil("relay", async (anvil) => {
+      const key = generatePrivateKey();
+      await fund(anvil, privateKeyToAccount(key).address);
+      const counted = await startCountedBaseline(dir, "relay", SIGNING_RELAY, [anvil.url, key]);
+      return (
+        await measure(
+          counted,
+          "relay",
+          [transferCase("signing relay", (n) => ({ transaction: { to: BENCH_TO, value: String(n + 1) } }))],
+          COUNTING,
+        )
+      )[0];
+    });
   }
-  const mine = await chaingate(join(ROOT, "dist/main.js"), "this", DATABASE_URL);
+  const mine = await withAnvil("this", (anvil) =>
+    chaingate(anvil, join(ROOT, "dist/main.js"), "this", DATABASE_URL),
+  );
   const other =
     VERSUS === undefined
       ? undefined
-      : await chaingate(join(VERSUS, "dist/main.js"), "versus", VERSUS_DATABASE_URL ?? DATABASE_URL);
+      : await withAnvil("versus", (anvil) =>
+          chaingate(anvil, join(VERSUS, "dist/main.js"), "versus", VERSUS_DATABASE_URL ?? DATABASE_URL),
+        );
   console.table([
     ...(relay === undefined ? [] : [tableRow("signing relay", relay)]),
     ...mine.map((m) => tableRow("this build", m)),
@@ -139,5 +166,7 @@ try {
     ratios,
   });
 } finally {
-  await endCounting(dir, () => anvil.stop());
+  await endCounting(dir, async () => {
+    await running?.stop();
+  });
 }

@@ -16,10 +16,10 @@ import pg from "pg";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { CLUSTER_CHANNEL, type ClusterBus, LocalBus, PostgresBus } from "./cluster-bus.js";
 import { secureDatabaseFile } from "./data-dir.js";
-import { type CommitDurability, GroupCommit } from "./group-commit.js";
+import { type CommitDurability, GroupCommit, type OwnStatements } from "./group-commit.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import { runMarkedByName } from "./named-statements.js";
-import { ResilientDialect } from "./resilient-dialect.js";
+import { ResilientDialect, translate } from "./resilient-dialect.js";
 import type { Database } from "./schema.js";
 import { REQUEST_CHECKPOINT_PAGES, WalCheckpointer } from "./wal-checkpointer.js";
 import { WalFlush } from "./wal-flush.js";
@@ -106,7 +106,12 @@ export async function openStore(
   // PostgreSQL lazy writes (a sent transaction's state) have a lane of their own (decision 174),
   // and a lone job's commit can follow its last statement unanswered (decision 178).
   const isPostgres = location.kind === "postgres";
-  const group = new GroupCommit(db, 1, { durability, lazyLane: isPostgres, pipelinedCommit: isPostgres });
+  const group = new GroupCommit(db, 1, {
+    durability,
+    lazyLane: isPostgres,
+    pipelinedCommit: isPostgres,
+    own: sqliteFile && ownStatementsOn(sqliteFile),
+  });
   let bus: ClusterBus = new LocalBus();
   if (location.kind === "postgres") {
     const shared = new PostgresBus(
@@ -197,6 +202,29 @@ function walCheckpointer(
 function walFlushFor(path: string): WalFlush | undefined {
   const wal = `${realpathSync(path)}-wal`;
   return existsSync(wal) ? new WalFlush(wal) : undefined;
+}
+
+/**
+ * The group commit's own statements (savepoints, the durability pragmas) run straight on the file
+ * SQLite connection (decision 202), each prepared once, its faults translated as the dialect
+ * translates them.
+ */
+function ownStatementsOn(sqlite: SQLite.Database): OwnStatements {
+  const prepared = new Map<string, SQLite.Statement>();
+  return {
+    run(query) {
+      let statement = prepared.get(query.sql);
+      if (statement === undefined) {
+        statement = sqlite.prepare(query.sql);
+        prepared.set(query.sql, statement);
+      }
+      try {
+        statement.run();
+      } catch (error) {
+        throw translate(error);
+      }
+    },
+  };
 }
 
 /**

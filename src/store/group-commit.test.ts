@@ -1,5 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { CompiledQuery, sql, type Transaction } from "kysely";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import SQLite from "better-sqlite3";
+import { CompiledQuery, Kysely, SqliteDialect, sql, type Transaction } from "kysely";
 import { expect, it } from "vitest";
 import { describeEachStore, suiteStore, tempStore } from "../test-support/stores.js";
 import { openStore } from "./database.js";
@@ -329,4 +333,64 @@ describeEachStore("group commit", (target) => {
       expect(await addresses(c)).toEqual(["after"]);
     },
   );
+});
+
+it("on a synchronous connection the group's savepoints and pragmas run as its own statements, in order with its jobs' (decision 202)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "chaingate-own-"));
+  const sqlite = new SQLite(join(dir, "own.sqlite"));
+  try {
+    sqlite.exec("create table nonce_ledger (chain_id integer, address text primary key, next_nonce integer)");
+    const throughKysely: string[] = [];
+    const own: string[] = [];
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: sqlite }),
+      log: (event) => {
+        throughKysely.push(event.query.sql);
+      },
+    });
+    const group = new GroupCommit(db, 1, {
+      durability: {
+        relax: CompiledQuery.raw("pragma synchronous = NORMAL"),
+        restore: CompiledQuery.raw("pragma synchronous = FULL"),
+        flush: async () => {},
+      },
+      own: {
+        run: (query) => {
+          own.push(query.sql);
+          sqlite.prepare(query.sql).run();
+        },
+      },
+    });
+    const insert = (trx: Transaction<Database>, address: string) =>
+      trx.insertInto("nonce_ledger").values({ chain_id: 1, address, next_nonce: 0 }).execute();
+    const outcomes = await Promise.allSettled([
+      group.run((trx) => insert(trx, "a")),
+      group.run(async (trx) => {
+        await insert(trx, "b");
+        throw new Error("refused b");
+      }),
+      group.run((trx) => insert(trx, "c")),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(sqlite.prepare("select address from nonce_ledger order by address").pluck().all()).toEqual([
+      "a",
+      "c",
+    ]);
+    expect(own).toEqual([
+      "pragma synchronous = NORMAL",
+      "savepoint job",
+      "release savepoint job",
+      "savepoint job",
+      "rollback to savepoint job",
+      "release savepoint job",
+      "savepoint job",
+      "pragma synchronous = FULL",
+    ]);
+    expect(throughKysely.filter((s) => /savepoint|pragma/.test(s))).toEqual([]);
+    await group.drain();
+    await db.destroy();
+  } finally {
+    if (sqlite.open) sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

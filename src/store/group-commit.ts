@@ -84,6 +84,21 @@ export interface GroupCommitOptions {
    * statement, unanswered (PostgreSQL with a pipelining driver; see LastStatement).
    */
   pipelinedCommit?: boolean;
+  /** The group's own statements run straight on a synchronous connection (see OwnStatements). */
+  own?: OwnStatements | undefined;
+}
+
+/**
+ * Runs one of the group's own statements (its savepoints, and the durability pragmas around its
+ * transaction) on the store's one synchronous connection, at once and without Kysely (file SQLite,
+ * decision 202). Through Kysely each paid about 10,000 instructions of promise layers (its executor,
+ * its connection provider's queue, the driver) for a statement without parameters or rows. The
+ * group runs them only while it holds that connection and has no statement of its own in flight:
+ * before its transaction, after it, and between two jobs, each of which has had every statement
+ * answered before it settled (which the group waits for).
+ */
+export interface OwnStatements {
+  run(query: CompiledQuery): void;
 }
 
 /**
@@ -170,6 +185,7 @@ export class GroupCommit {
   private loopFree: () => boolean = () => false;
   private readonly lazyLane: boolean;
   private readonly pipelinedCommit: boolean;
+  private readonly ownStatements: OwnStatements | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -180,6 +196,7 @@ export class GroupCommit {
     this.durability = options.durability;
     this.lazyLane = options.lazyLane ?? false;
     this.pipelinedCommit = options.pipelinedCommit ?? false;
+    this.ownStatements = options.own;
   }
 
   /**
@@ -358,15 +375,15 @@ export class GroupCommit {
         // The last job's savepoint is left for the commit to release with the transaction: a
         // statement (on PostgreSQL a round trip) fewer a group.
         const last = i === jobs.length - 1;
-        await trx.executeQuery(SAVEPOINT);
+        await this.own(trx, SAVEPOINT);
         try {
           const value = await settled(await job.context.runInAsyncScope(job.work, null, trx));
-          if (!last) await trx.executeQuery(RELEASE);
+          if (!last) await this.own(trx, RELEASE);
           outcomes.push({ ok: true, value });
         } catch (error) {
           // A failure of the connection itself fails this statement too, and with it the group.
-          await trx.executeQuery(ROLLBACK_TO);
-          if (!last) await trx.executeQuery(RELEASE);
+          await this.own(trx, ROLLBACK_TO);
+          if (!last) await this.own(trx, RELEASE);
           outcomes.push({ ok: false, error });
         }
       }
@@ -374,6 +391,13 @@ export class GroupCommit {
     // The transaction as a whole is lost (connection gone, commit refused): nothing any job wrote
     // was kept, and each caller hears why, as it would from its own transaction.
     this.settle(jobs, outcomes, group.ok ? undefined : group.error);
+  }
+
+  /** One of the group's own statements: straight on the connection where it is synchronous, else through `on`. */
+  private own(on: Kysely<Database>, query: CompiledQuery): Promise<unknown> | undefined {
+    if (!this.ownStatements) return on.executeQuery(query);
+    this.ownStatements.run(query);
+    return undefined;
   }
 
   /**
@@ -393,13 +417,13 @@ export class GroupCommit {
       if (!durability) return { ok: true, value: await this.db.transaction().execute(answered) };
       // One connection held throughout, so no other transaction commits while syncing is relaxed.
       return await this.db.connection().execute(async (connection) => {
-        await connection.executeQuery(durability.relax);
+        await this.own(connection, durability.relax);
         try {
           return { ok: true, value: await connection.transaction().execute(answered) };
         } finally {
           // A pragma that only sets a flag: it fails only with the connection, and then nothing
           // more commits on it in either mode.
-          await connection.executeQuery(durability.restore);
+          await this.own(connection, durability.restore);
         }
       });
     } catch (error) {

@@ -67,7 +67,8 @@ export function storeUnavailable(error: unknown): ChaingateError {
   });
 }
 
-function translate(error: unknown): unknown {
+/** A store fault as the 503 it answers; any other error unchanged. */
+export function translate(error: unknown): unknown {
   return error instanceof ChaingateError || !isStoreFault(error) ? error : storeUnavailable(error);
 }
 
