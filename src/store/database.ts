@@ -206,20 +206,14 @@ function walFlushFor(path: string): WalFlush | undefined {
 
 /**
  * The group commit's own statements (savepoints, the durability pragmas) run straight on the file
- * SQLite connection (decision 202), each prepared once, its faults translated as the dialect
- * translates them.
+ * SQLite connection (decision 202), prepared through its statement cache (withStatementCache),
+ * their faults translated as the dialect translates them.
  */
 function ownStatementsOn(sqlite: SQLite.Database): OwnStatements {
-  const prepared = new Map<string, SQLite.Statement>();
   return {
     run(query) {
-      let statement = prepared.get(query.sql);
-      if (statement === undefined) {
-        statement = sqlite.prepare(query.sql);
-        prepared.set(query.sql, statement);
-      }
       try {
-        statement.run();
+        sqlite.prepare(query.sql).run();
       } catch (error) {
         throw translate(error);
       }
