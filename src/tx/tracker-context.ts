@@ -61,6 +61,8 @@ export class TrackerContext {
   readonly bumpRefusedUntil = new Map<string, number>();
   /** By chain: the head at which the node last had no receipt for a sent transaction's hash (see sentReceipt). */
   private readonly absent = new Map<number, Map<string, number>>();
+  /** By chain: the head at which each mined row's block (`number:hash`) was last read as the chain's (see track-confirm). */
+  readonly canonicalAt = new Map<number, Map<string, number>>();
 
   constructor(readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
