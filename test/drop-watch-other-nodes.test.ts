@@ -2,13 +2,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseEther, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { devSend, nodeCall } from "../src/test-support/chain-helpers.js";
+import { nodeCall } from "../src/test-support/chain-helpers.js";
 import { waitUntil } from "../src/test-support/cli.js";
-import { recordOf } from "../src/test-support/custody-helpers.js";
+import { recordOf, walletFundedOn } from "../src/test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2 } from "../src/test-support/evm-fixtures.js";
-import { type OtherNode, startGanache, startHardhat } from "../src/test-support/other-nodes.js";
+import { type OtherNode, startHardhatAndGanache } from "../src/test-support/other-nodes.js";
 import { type RpcProxy, startRpcProxy } from "../src/test-support/rpc-proxy.js";
 import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
 
@@ -18,18 +17,14 @@ const PASSWORD = "drop-watch-other-nodes";
 /** What a node that lags behind the one that took the send does not know yet. */
 const LAGGING = new Set(["eth_getTransactionByHash", "eth_getTransactionReceipt"]);
 const dir = mkdtempSync(join(tmpdir(), "chaingate-drop-watch-"));
-const nodes = new Map<number, OtherNode>();
+let nodes = new Map<number, OtherNode>();
 const proxies: RpcProxy[] = [];
 /** Chains whose node knows no transaction by hash, nor any receipt, while it counts their nonces. */
 const lagging = new Set<number>();
 let rt: TestRuntime;
 
 beforeAll(async () => {
-  const [hardhat, ganache] = await Promise.all([
-    startHardhat(join(dir, "hardhat"), HARDHAT),
-    startGanache(GANACHE),
-  ]);
-  nodes.set(HARDHAT, hardhat).set(GANACHE, ganache);
+  nodes = await startHardhatAndGanache(dir);
   const chains = [];
   for (const [chainId, node] of nodes) {
     const proxy = await startRpcProxy(
@@ -67,24 +62,11 @@ describe.each([
 ] as const)("in front of %s", (_name, chainId, whileLagging) => {
   it("a record resent while the node lagged moves to its receipt's block once the node shows it", async () => {
     const node = nodes.get(chainId)!;
-    const made = await rt.post("/wallet", { type: "KEYSTORE_V3", password: PASSWORD, address_quantity: 1 });
-    const [wallet] = made.json as { id: string; address: string }[];
-    const funding = await devSend(
-      rt,
-      { to: wallet!.address, value: toHex(parseEther("1")) },
-      `?chain_id=${chainId}`,
-      node.url,
-    );
-    expect(
-      await waitUntil(
-        async () => (await nodeCall(node.url, "eth_getTransactionReceipt", [funding])) !== null,
-        20_000,
-      ),
-    ).toBe(true);
+    const wallet = await walletFundedOn(rt, node.url, chainId, PASSWORD);
 
     lagging.add(chainId);
     const sent = await rt.post("/transaction", {
-      wallet_id: wallet!.id,
+      wallet_id: wallet.id,
       password: PASSWORD,
       chain_id: chainId,
       transaction: { to: DEV_ACCOUNT_2, value: "7" },

@@ -1,7 +1,8 @@
 /** A new custody wallet for a test: its addresses given 10 ETH on the devnet, and unlocked for the signer methods unless asked not to. */
 import { type Hex, toHex } from "viem";
 import { expect } from "vitest";
-import { type Envelope, nodeCall, nodeUrlOf } from "./chain-helpers.js";
+import { devSend, type Envelope, nodeCall, nodeUrlOf } from "./chain-helpers.js";
+import { waitUntil } from "./cli.js";
 import { DEV_ACCOUNT_2 } from "./evm-fixtures.js";
 import type { TestRuntime } from "./test-runtime.js";
 
@@ -43,6 +44,33 @@ export async function fundedCustody(
     expect((unlocked.json as Envelope).result, JSON.stringify(unlocked.json)).toBe(true);
   }
   return { id: records[0]!.id, address: records[0]!.address, addresses: records.map((r) => r.address) };
+}
+
+/**
+ * A new custody wallet of one address on a node with no `anvil_setBalance` (Hardhat, Ganache):
+ * 1 ETH sent to it from the node's dev account on `chainId`, its receipt waited for.
+ */
+export async function walletFundedOn(
+  rt: TestRuntime,
+  nodeUrl: string,
+  chainId: number,
+  password: string,
+): Promise<{ id: string; address: string }> {
+  const made = await rt.post("/wallet", { type: "KEYSTORE_V3", password, address_quantity: 1 });
+  const [wallet] = made.json as { id: string; address: string }[];
+  const funding = await devSend(
+    rt,
+    { to: wallet!.address, value: toHex(10n ** 18n) },
+    `?chain_id=${chainId}`,
+    nodeUrl,
+  );
+  expect(
+    await waitUntil(
+      async () => (await nodeCall(nodeUrl, "eth_getTransactionReceipt", [funding])) !== null,
+      20_000,
+    ),
+  ).toBe(true);
+  return wallet!;
 }
 
 /** `POST /transaction` of `value` wei to DEV_ACCOUNT_2 from a custody wallet's first address: the hash it answered 200 with. */

@@ -120,3 +120,15 @@ export async function startGanache(chainId: number): Promise<OtherNode> {
   );
   return started("ganache", child, `http://127.0.0.1:${port}`, chainId);
 }
+
+/** Hardhat's node (chain 31337, its state under `dir`) and Ganache (chain 1337) started side by side, by chain id. */
+export async function startHardhatAndGanache(dir: string): Promise<Map<number, OtherNode>> {
+  const [hardhat, ganache] = await Promise.all([
+    startHardhat(join(dir, "hardhat"), 31337),
+    startGanache(1337),
+  ]);
+  return new Map([
+    [31337, hardhat],
+    [1337, ganache],
+  ]);
+}

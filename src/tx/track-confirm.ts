@@ -41,8 +41,7 @@ export async function confirm(ctx: TrackerContext, chain: Chain): Promise<void> 
   // A block that could not be read is left for the next pass (undefined); one the node no longer
   // has (null) sends its rows back.
   const head = chain.head?.head;
-  const seen = ctx.canonicalAt.get(chain.chainId);
-  const numbers = blocksToRead(blocks, final, head, seen);
+  const numbers = blocksToRead(ctx, chain, blocks, final, head);
   const hashes = new Map(
     await Promise.all(
       numbers.map(async (number) => {
@@ -51,7 +50,14 @@ export async function confirm(ctx: TrackerContext, chain: Chain): Promise<void> 
       }),
     ),
   );
-  keepCanonical(ctx, chain, blocks, hashes, head, seen);
+  for (const b of blocks) {
+    // Not read this pass: its mark stands. Read: marked while the chain holds it; a failed read,
+    // or another block at its number, is asked again next pass.
+    if (!hashes.has(b.block_number!)) continue;
+    if (hashes.get(b.block_number!) === b.block_hash) ctx.canonical.mark(chain, blockKey(b), head);
+    else ctx.canonical.clear(chain, blockKey(b));
+  }
+  ctx.canonical.keepOnly(chain, blocks.map(blockKey));
   const moving = blocks.filter((b) => {
     const hash = hashes.get(b.block_number!);
     return hash !== undefined && (hash !== b.block_hash || b.block_number! <= final);
@@ -88,39 +94,14 @@ const blockKey = (b: MinedBlock) => `${b.block_number}:${b.block_hash}`;
  * found when the head moves or when the block turns final, whichever comes first.
  */
 function blocksToRead(
-  blocks: readonly MinedBlock[],
-  final: number,
-  head: number | undefined,
-  seen: Map<string, number> | undefined,
-): number[] {
-  const numbers = new Set<number>();
-  for (const b of blocks) {
-    const number = b.block_number!;
-    if (number <= final || head === undefined || seen?.get(blockKey(b)) !== head) numbers.add(number);
-  }
-  return [...numbers];
-}
-
-/** Remembers, for this pass's blocks only (bounded by the batch), the head at which each was last read as the chain's. */
-function keepCanonical(
   ctx: TrackerContext,
   chain: Chain,
   blocks: readonly MinedBlock[],
-  hashes: ReadonlyMap<number, string | null | undefined>,
+  final: number,
   head: number | undefined,
-  seen: Map<string, number> | undefined,
-): void {
-  const kept = new Map<string, number>();
-  for (const b of blocks) {
-    const key = blockKey(b);
-    if (hashes.has(b.block_number!)) {
-      // Read this pass: kept only when the chain still holds it (a failed read is asked again).
-      if (hashes.get(b.block_number!) === b.block_hash && head !== undefined) kept.set(key, head);
-    } else {
-      // Not read this pass: as it was read at the head it was skipped for.
-      const at = seen?.get(key);
-      if (at !== undefined) kept.set(key, at);
-    }
-  }
-  ctx.canonicalAt.set(chain.chainId, kept);
+): number[] {
+  const numbers = new Set<number>();
+  for (const b of blocks)
+    if (b.block_number! <= final || !ctx.canonical.at(chain, blockKey(b), head)) numbers.add(b.block_number!);
+  return [...numbers];
 }

@@ -10,6 +10,7 @@ import { inStoredTrace, tracingOn } from "../tracing/spans.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { type NodeReceipt, nonceOf, receiptOf } from "../upstream/node-reads.js";
 import type { FeeOracle } from "./fee-oracle.js";
+import { HeadMarks } from "./head-marks.js";
 import type { NonceLedger } from "./nonce-ledger.js";
 import type { SignerRegistry } from "./signer-registry.js";
 import type { TransactionPipeline } from "./transaction-pipeline.js";
@@ -59,10 +60,10 @@ export class TrackerContext {
   readonly startedAt: number;
   /** Stuck transactions whose fee bump a policy refused: not tried again before this time. */
   readonly bumpRefusedUntil = new Map<string, number>();
-  /** By chain: the head at which the node last had no receipt for a sent transaction's hash (see sentReceipt). */
-  private readonly absent = new Map<number, Map<string, number>>();
-  /** By chain: the head at which each mined row's block (`number:hash`) was last read as the chain's (see track-confirm). */
-  readonly canonicalAt = new Map<number, Map<string, number>>();
+  /** The head at which the node last had no receipt for a sent transaction's hash (see sentReceipt). */
+  private readonly absent = new HeadMarks();
+  /** The head at which each mined row's block (`number:hash`) was last read as the chain's (see track-confirm). */
+  readonly canonical = new HeadMarks();
 
   constructor(readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
@@ -119,33 +120,19 @@ export class TrackerContext {
    */
   async sentReceipt(chain: Chain, hash: string): Promise<NodeReceipt | null> {
     const head = chain.head?.head;
-    const absent = this.absentAt(chain);
-    if (head !== undefined && absent.get(hash) === head) return null;
+    if (this.absent.at(chain, hash, head)) return null;
     const receipt = await this.receipt(chain, hash);
-    if (receipt === null && head !== undefined) absent.set(hash, head);
-    else absent.delete(hash);
+    if (receipt === null) this.absent.mark(chain, hash, head);
+    else this.absent.clear(chain, hash);
     return receipt;
   }
 
   /** Keeps the heads of missing receipts only for `rows`, the hashes this pass follows (sent rows, recent drops): bounded by the batches. */
   keepAbsent(chain: Chain, rows: readonly Pick<TransactionsTable, "tx_hash">[]): void {
-    const absent = this.absentAt(chain);
-    if (absent.size === 0) return;
-    const kept = new Map<string, number>();
-    for (const { tx_hash } of rows) {
-      const head = absent.get(tx_hash);
-      if (head !== undefined) kept.set(tx_hash, head);
-    }
-    this.absent.set(chain.chainId, kept);
-  }
-
-  private absentAt(chain: Chain): Map<string, number> {
-    let absent = this.absent.get(chain.chainId);
-    if (absent === undefined) {
-      absent = new Map();
-      this.absent.set(chain.chainId, absent);
-    }
-    return absent;
+    this.absent.keepOnly(
+      chain,
+      rows.map((row) => row.tx_hash),
+    );
   }
 
   /**
