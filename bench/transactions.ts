@@ -17,7 +17,8 @@
  *   BENCH_TX_COUNT (per round, 1000), BENCH_CONCURRENCY (32; 1 for latency), BENCH_ROUNDS (4),
  *   BENCH_ADDRESSES (1; 16 spreads the load over 16 addresses on both sides), DATABASE_URL,
  *   BENCH_ONLY=chaingate (chaingate rounds only, for profiling with BENCH_GATEWAY_NODE_ARGS),
- *   BENCH_WARMUP (uncounted rounds of each side first, 2),
+ *   BENCH_WARMUP (uncounted rounds of each side first, 2), BENCH_HISTORY (confirmed transactions
+ *   recorded in each chaingate's store before the rounds, 0),
  *   BENCH_VERSUS=<another checkout's dist/main.js>: B is that build's POST /transaction instead of
  *   sign-then-send (two builds side by side in one run; on PostgreSQL BENCH_VERSUS_DATABASE_URL,
  *   a second fresh database, is its store); BENCH_VERSUS_NODE_ARGS: Node flags for B alone (with
@@ -36,6 +37,7 @@ import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 
 import { startGatewayProcess, startPlainAnvil } from "./bench-anvil.js";
 import { percentile, processCpuSeconds, round, spread } from "./bench-stats.js";
 import { BENCH_TO, benchTransfer, stopProcesses } from "./bench-transfer.js";
+import { recordHistory } from "./store-history.js";
 
 const COUNT = Number(process.env.BENCH_TX_COUNT ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -54,6 +56,12 @@ const VERSUS_DATABASE_URL = process.env.BENCH_VERSUS_DATABASE_URL;
 const VERSUS_NODE_ARGS = (process.env.BENCH_VERSUS_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
 if (VERSUS !== undefined && DATABASE_URL !== undefined && VERSUS_DATABASE_URL === undefined)
   throw new Error("BENCH_VERSUS on PostgreSQL needs BENCH_VERSUS_DATABASE_URL (a second fresh database)");
+/**
+ * BENCH_HISTORY: confirmed transactions recorded in each chaingate's store before the first round
+ * (0): a store as a custody service holds it after months, where an index a send writes at a random
+ * place costs a page read and a page written a send (decision 204).
+ */
+const HISTORY = Number(process.env.BENCH_HISTORY ?? 0);
 /** What B is, in the results' keys. */
 const B = VERSUS === undefined ? "sign_then_send" : "other_build";
 
@@ -282,6 +290,32 @@ async function signThenSendRound(): Promise<Round> {
 
 /** Transactions each chaingate has been sent so far: a round ends when its gauge counts them confirmed. */
 const sentTo = new Map<Pool, number>();
+if (HISTORY > 0) {
+  // The bench's chain is 1001; the rows count as confirmed in each chaingate's gauge from the start.
+  const started = performance.now();
+  const stores: [Pool, Parameters<typeof recordHistory>[0]][] = [
+    [
+      gateway,
+      DATABASE_URL
+        ? { kind: "postgres", url: DATABASE_URL }
+        : { kind: "sqlite", path: join(dir, "data", "chaingate.sqlite") },
+    ],
+  ];
+  if (other !== undefined)
+    stores.push([
+      other,
+      VERSUS_DATABASE_URL
+        ? { kind: "postgres", url: VERSUS_DATABASE_URL }
+        : { kind: "sqlite", path: join(dir, "data-other", "chaingate.sqlite") },
+    ]);
+  for (const [pool, store] of stores) {
+    await recordHistory(store, 1001, HISTORY);
+    sentTo.set(pool, HISTORY);
+  }
+  console.log(
+    `recorded ${HISTORY} transactions of history in each store (${Math.round(performance.now() - started)} ms)`,
+  );
+}
 /**
  * A: POST /transaction from a custody wallet with ADDRESSES addresses (made before the clock starts),
  * to this build's chaingate or (B, comparing builds) the other's.
@@ -369,6 +403,7 @@ try {
       addresses: ADDRESSES,
       rounds: ROUNDS,
       warmup_rounds: WARMUP,
+      history: HISTORY,
       /** A / B per round: POST /transaction's rate over B's. */
       [`ratio_rate_vs_${B}`]: spread(a.map((x, i) => x.rps / b[i]!.rps)),
       /** A / B per round: POST /transaction's p50 latency over B's. */

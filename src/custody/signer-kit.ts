@@ -66,7 +66,7 @@ export class SignerKit {
       send: async (chain, tx, owner) => {
         const submitted = await options.pipeline.submit(await this.operation(chain, tx, owner));
         await options.filters.noteSent(chain, submitted.txHash);
-        return submitted.txHash;
+        return { txHash: submitted.txHash, nonce: submitted.nonce };
       },
     });
   }

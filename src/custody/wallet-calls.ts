@@ -1,10 +1,11 @@
 /** EIP-5792 for custody addresses: wallet_getCapabilities, wallet_sendCalls (in order, consecutive nonces) and wallet_getCallsStatus from the tracker. */
 import { randomBytes } from "node:crypto";
-import type { Hex } from "viem";
+import { getAddress, type Hex } from "viem";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { invalidParams } from "../errors/rpc-errors.js";
 import type { Store } from "../store/database.js";
-import type { TransactionsTable } from "../store/schema.js";
+import type { CallBundlesTable, TransactionsTable } from "../store/schema.js";
+import { finalOf } from "../tx/transaction-lookup.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { receiptOf } from "../upstream/node-reads.js";
 import type { CustodyAccounts } from "./custody-accounts.js";
@@ -30,7 +31,11 @@ export interface WalletCallsOptions {
   chains: ChainRegistry;
   accounts: CustodyAccounts;
   /** One call through the transaction pipeline (policies, ledger, tracker), as eth_sendTransaction. */
-  send: (chain: Chain, tx: TransactionObject, owner: string | null) => Promise<Hex>;
+  send: (
+    chain: Chain,
+    tx: TransactionObject,
+    owner: string | null,
+  ) => Promise<{ txHash: Hex; nonce: number }>;
 }
 
 const hexId = (n: number): Hex => `0x${n.toString(16)}`;
@@ -82,6 +87,7 @@ export class WalletCalls {
         chain_id: chain.chainId,
         from_address: from.toLowerCase(),
         tx_hashes: "[]",
+        tx_nonces: "[]",
         calls: request.calls.length,
         error: null,
         created_at: Date.now(),
@@ -91,27 +97,28 @@ export class WalletCalls {
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0)
       throw new ChaingateError(`bundle ${id} was already sent`, { code: "DUPLICATE_BUNDLE_ID" });
     const hashes: Hex[] = [];
+    const nonces: number[] = [];
     const record = (error: string | null) =>
       db
         .updateTable("call_bundles")
-        .set({ tx_hashes: JSON.stringify(hashes), error })
+        .set({ tx_hashes: JSON.stringify(hashes), tx_nonces: JSON.stringify(nonces), error })
         .where("owner", "=", key.owner)
         .where("id", "=", id)
         .execute();
     for (const call of request.calls) {
       try {
-        hashes.push(
-          await this.options.send(
-            chain,
-            {
-              from,
-              ...(call.to === undefined ? {} : { to: call.to }),
-              ...(call.data === undefined ? {} : { data: call.data }),
-              ...(call.value === undefined ? {} : { value: call.value }),
-            },
-            owner,
-          ),
+        const sent = await this.options.send(
+          chain,
+          {
+            from,
+            ...(call.to === undefined ? {} : { to: call.to }),
+            ...(call.data === undefined ? {} : { data: call.data }),
+            ...(call.value === undefined ? {} : { value: call.value }),
+          },
+          owner,
         );
+        hashes.push(sent.txHash);
+        nonces.push(sent.nonce);
       } catch (error) {
         await record((error as Error).message);
         // Nothing sent: the caller hears why, as from eth_sendTransaction; later, the status says it.
@@ -133,18 +140,12 @@ export class WalletCalls {
       .executeTakeFirst();
     if (!bundle) throw new ChaingateError(`no bundle ${id}`, { code: "UNKNOWN_BUNDLE_ID" });
     const hashes = JSON.parse(bundle.tx_hashes) as Hex[];
-    const rows =
-      hashes.length === 0
-        ? []
-        : await this.options.store.db
-            .selectFrom("transactions")
-            .selectAll()
-            .where("chain_id", "=", bundle.chain_id)
-            .where("tx_hash", "in", hashes)
-            .execute();
+    const rows = await this.sentRows(bundle, hashes);
     const byHash = new Map(rows.map((r) => [r.tx_hash.toLowerCase(), r]));
     // A call the tracker replaced (fee bump) is followed to the transaction that took its nonce.
-    const final = await Promise.all(hashes.map((h) => this.finalRow(byHash.get(h.toLowerCase()))));
+    const final = await Promise.all(
+      hashes.map((h) => finalOf(this.options.store, byHash.get(h.toLowerCase()))),
+    );
     const chain = this.options.chains.get(bundle.chain_id);
     const settled = final.every((r) => r !== undefined && (r.state === "confirmed" || r.state === "failed"));
     const receipts =
@@ -175,17 +176,20 @@ export class WalletCalls {
     };
   }
 
-  private async finalRow(row: TransactionsTable | undefined): Promise<TransactionsTable | undefined> {
-    let current = row;
-    for (let hops = 0; current?.replaced_by && hops < 16; hops++) {
-      const next = await this.options.store.db
-        .selectFrom("transactions")
-        .selectAll()
-        .where("tx_hash", "=", current.replaced_by)
-        .executeTakeFirst();
-      if (!next) break;
-      current = next;
-    }
-    return current;
+  /**
+   * The records of the bundle's hashes, read by sender and nonce (`transactions_sender_nonce`: no
+   * index on the hash, decision 204); a bundle recorded before its nonces were kept, by sender alone.
+   */
+  private sentRows(bundle: CallBundlesTable, hashes: readonly Hex[]): Promise<TransactionsTable[]> {
+    if (hashes.length === 0) return Promise.resolve([]);
+    const nonces = bundle.tx_nonces === null ? undefined : (JSON.parse(bundle.tx_nonces) as number[]);
+    return this.options.store.db
+      .selectFrom("transactions")
+      .selectAll()
+      .where("chain_id", "=", bundle.chain_id)
+      .where("from_address", "=", getAddress(bundle.from_address))
+      .$if(nonces !== undefined && nonces.length > 0, (q) => q.where("nonce", "in", nonces!))
+      .where("tx_hash", "in", hashes)
+      .execute();
   }
 }

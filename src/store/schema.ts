@@ -234,6 +234,8 @@ export interface CallBundlesTable {
   from_address: string;
   /** JSON array of the hashes sent, in call order. */
   tx_hashes: string;
+  /** JSON array of their nonces, in the same order (migration 029); null for a bundle recorded before it. */
+  tx_nonces: string | null;
   /** How many calls the bundle asked for (more than sent when one was refused). */
   calls: number;
   error: string | null;

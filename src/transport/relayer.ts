@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { SystemContracts } from "../contracts/system-contracts.js";
 import { BackgroundLoop } from "../lifecycle/background-loop.js";
 import type { Store } from "../store/database.js";
-import { finalTransaction } from "../tx/transaction-lookup.js";
+import { transportSource } from "../tx/transaction-lookup.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { ChainRegistry } from "../upstream/chain-registry.js";
 import type { ChainTrust } from "../upstream/chain-trust.js";
@@ -144,7 +144,7 @@ export class Relayer {
   /** A transport whose source transaction failed will never be seen on chain: it fails with the reason. */
   private async checkSources(): Promise<void> {
     for (const row of await this.records.awaitingSource()) {
-      const final = await finalTransaction(this.options.store, row.source_tx_hash!);
+      const final = await transportSource(this.options.store, row.id, row.source_tx_hash!);
       if (final && (final.state === "failed" || final.state === "dropped")) {
         await this.records.fail(
           row.id,

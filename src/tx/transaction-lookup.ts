@@ -5,25 +5,54 @@ import type { TransactionsTable } from "../store/schema.js";
 /** Fee bumps chain at most this deep; a longer chain is a loop in bad data, not a real history. */
 const MAX_REPLACEMENTS = 20;
 
-/** The transaction that stands for `hash`: itself, or the fee-bump replacement that took its place. */
-export async function finalTransaction(store: Store, hash: string): Promise<TransactionsTable | undefined> {
-  let row = await store.db
+/**
+ * The record that took `row`'s place, found by what it shares with it: a fee bump or a cancel
+ * keeps the sender and the nonce, so `transactions_sender_nonce` finds it (no index on the hash,
+ * decision 204). Undefined when nothing replaced it.
+ */
+export function replacementOf(store: Store, row: TransactionsTable): Promise<TransactionsTable | undefined> {
+  if (row.replaced_by === null) return Promise.resolve(undefined);
+  return store.db
     .selectFrom("transactions")
     .selectAll()
+    .where("chain_id", "=", row.chain_id)
+    .where("from_address", "=", row.from_address)
+    .where("nonce", "=", row.nonce)
+    .where("tx_hash", "=", row.replaced_by)
+    .executeTakeFirst();
+}
+
+/** The transaction that stands for `row`: itself, or the fee bump or cancel that took its place, followed to the last. */
+export async function finalOf(
+  store: Store,
+  row: TransactionsTable | undefined,
+): Promise<TransactionsTable | undefined> {
+  let current = row;
+  for (let hops = 0; current?.replaced_by && hops < MAX_REPLACEMENTS; hops++) {
+    const next = await replacementOf(store, current);
+    if (next === undefined) break;
+    current = next;
+  }
+  return current;
+}
+
+/**
+ * The transaction that stands for a transport's source `hash`: chaingate's record of it (it carries
+ * the transport's id, `transactions_transport_id`) or the replacement that took its place.
+ * Undefined when chaingate did not send it.
+ */
+export async function transportSource(
+  store: Store,
+  transportId: string,
+  hash: string,
+): Promise<TransactionsTable | undefined> {
+  const row = await store.db
+    .selectFrom("transactions")
+    .selectAll()
+    .where("transport_id", "=", transportId)
     .where("tx_hash", "=", hash)
     .executeTakeFirst();
-  for (
-    let hops = 0;
-    row?.state === "replaced" && row.replaced_by !== null && hops < MAX_REPLACEMENTS;
-    hops++
-  ) {
-    row = await store.db
-      .selectFrom("transactions")
-      .selectAll()
-      .where("id", "=", row.replaced_by)
-      .executeTakeFirst();
-  }
-  return row;
+  return finalOf(store, row);
 }
 
 /** The transactions of one kind a transport has caused on one chain, newest first. */

@@ -4,44 +4,20 @@ import { openStore, type Store } from "../store/database.js";
 import { rowId } from "../store/row-id.js";
 import type { TransactionsTable } from "../store/schema.js";
 import { describeEachStore, suiteStore, type TempStore, tempStore } from "../test-support/stores.js";
+import { transactionRow } from "../test-support/transaction-row.js";
 import { TransactionStates } from "./transaction-states.js";
 
 /** A queued row as the pipeline stores it (the bytes are not a real transaction: nothing is sent). */
 function queued(nonce: number, now: number): TransactionsTable {
-  return {
+  return transactionRow({
     id: rowId(now),
-    kind: "transfer",
-    chain_id: 31_337,
-    wallet_id: null,
-    address_index: null,
-    from_address: "0x00000000000000000000000000000000000000aa",
-    to_address: "0x00000000000000000000000000000000000000bb",
-    value: "1",
-    data: "0x",
     nonce,
-    gas_limit: "21000",
-    max_fee_per_gas: "2",
-    max_priority_fee_per_gas: "1",
-    gas_price: null,
     raw: `0x02${nonce.toString(16).padStart(4, "0")}`,
     tx_hash: `0x${nonce.toString(16).padStart(64, "0")}`,
     state: "queued",
-    replaced_by: null,
-    replaces: null,
-    block_number: null,
-    block_hash: null,
-    error: null,
-    revert_data: null,
-    broadcasts: 0,
-    metadata: null,
-    owner: null,
     created_at: now,
     updated_at: now,
-    sent_at: null,
-    idempotency_ref: null,
-    transport_id: null,
-    trace_parent: null,
-  };
+  });
 }
 
 describeEachStore("TransactionStates.move", (target) => {

@@ -28,6 +28,7 @@ import * as unlockInstance from "./025-unlock-instance.js";
 import * as traceParents from "./026-trace-parents.js";
 import * as stateNonceIndex from "./027-state-nonce-index.js";
 import * as recentDropsIndex from "./028-recent-drops-index.js";
+import * as hashLookupsBySender from "./029-hash-lookups-by-sender.js";
 import { sqlMigration } from "./sql-migration.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -59,4 +60,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "026-trace-parents": sqlMigration(traceParents),
   "027-state-nonce-index": sqlMigration(stateNonceIndex),
   "028-recent-drops-index": sqlMigration(recentDropsIndex),
+  "029-hash-lookups-by-sender": sqlMigration(hashLookupsBySender),
 };
