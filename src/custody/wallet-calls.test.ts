@@ -67,6 +67,19 @@ describe("EIP-5792 for custody addresses, through viem", () => {
       [1, 2n],
       [2, 3n],
     ]);
+    // The bundle keeps its calls' nonces (decision 204); one recorded before it had none, and is read by sender.
+    const kept = await rt.store.db
+      .selectFrom("call_bundles")
+      .select("tx_nonces")
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    expect(kept.tx_nonces).toBe("[0,1,2]");
+    await rt.store.db.updateTable("call_bundles").set({ tx_nonces: null }).where("id", "=", id).execute();
+    const before = await getCallsStatus(wallet, { id });
+    expect(before.status).toBe("success");
+    expect(before.receipts?.map((r) => r.transactionHash)).toEqual(
+      status.receipts!.map((r) => r.transactionHash),
+    );
   });
 
   it("atomicRequired is refused (5760), an unknown id is 5730, and a reused id is 5720", async () => {
