@@ -1,60 +1,50 @@
 /** Decision 203 in front of Hardhat and Ganache: a mined record's block is read again only at a new head, and the record is confirmed once final by --confirmations. */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type BehindOtherNodes,
+  GANACHE,
+  HARDHAT,
+  startBehindHardhatAndGanache,
+} from "../src/test-support/behind-other-nodes.js";
 import { nodeCall } from "../src/test-support/chain-helpers.js";
 import { waitUntil } from "../src/test-support/cli.js";
 import { recordOf, walletFundedOn } from "../src/test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2 } from "../src/test-support/evm-fixtures.js";
-import { type OtherNode, startHardhatAndGanache } from "../src/test-support/other-nodes.js";
-import { type RpcProxy, startRpcProxy } from "../src/test-support/rpc-proxy.js";
-import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
+import { startRpcProxy } from "../src/test-support/rpc-proxy.js";
+import type { TestRuntime } from "../src/test-support/test-runtime.js";
 
-const HARDHAT = 31337;
-const GANACHE = 1337;
 const PASSWORD = "confirm-reads-other-nodes";
-const dir = mkdtempSync(join(tmpdir(), "chaingate-confirm-reads-"));
-let nodes = new Map<number, OtherNode>();
-const proxies = new Map<number, RpcProxy>();
 /** By chain: eth_getBlockByNumber calls by the block number asked (hex), since the last clear. */
 const blockReads = new Map<number, Map<string, number>>();
+let started: BehindOtherNodes | undefined;
 let rt: TestRuntime;
 
 beforeAll(async () => {
-  nodes = await startHardhatAndGanache(dir);
-  const chains = [];
-  for (const [chainId, node] of nodes) {
-    const reads = new Map<string, number>();
-    blockReads.set(chainId, reads);
-    const proxy = await startRpcProxy(node.url, (method, _id, _response, call) => {
-      const block = call.params?.[0];
-      if (method === "eth_getBlockByNumber" && typeof block === "string")
-        reads.set(block, (reads.get(block) ?? 0) + 1);
-      return false;
-    });
-    proxies.set(chainId, proxy);
-    chains.push({ chainId, upstreams: [{ url: proxy.url }] });
-  }
-  const config = join(dir, "chaingate.json");
-  writeFileSync(config, JSON.stringify({ homeChainId: HARDHAT, chains }));
-  rt = await startTestRuntime({
-    env: {
-      CHAINGATE_CONFIG: config,
+  started = await startBehindHardhatAndGanache(
+    "confirm-reads",
+    (chainId, node) => {
+      const reads = new Map<string, number>();
+      blockReads.set(chainId, reads);
+      return startRpcProxy(node.url, (method, _id, _response, call) => {
+        const block = call.params?.[0];
+        if (method === "eth_getBlockByNumber" && typeof block === "string")
+          reads.set(block, (reads.get(block) ?? 0) + 1);
+        return false;
+      });
+    },
+    {
       CHAINGATE_TRACKER_INTERVAL_MS: "50",
       // Final three blocks deep (the transaction's own and two more): the confirm job reads blocks.
       CHAINGATE_CONFIRMATIONS: "3",
       CHAINGATE_RESEND_AFTER_SECONDS: "600",
     },
-  });
+  );
+  rt = started.rt;
 }, 180_000);
 
 afterAll(async () => {
-  await rt?.close();
-  await Promise.all([...proxies.values()].map((p) => p.close()));
-  await Promise.all([...nodes.values()].map((n) => n.stop()));
-  rmSync(dir, { recursive: true, force: true });
+  await started?.close();
 });
 
 describe.each([
@@ -62,8 +52,8 @@ describe.each([
   ["Ganache", GANACHE],
 ] as const)("in front of %s", (_name, chainId) => {
   it("while the head stays a mined record's block is not read again; new heads read it, and it is confirmed three deep", async () => {
-    const node = nodes.get(chainId)!;
-    const proxy = proxies.get(chainId)!;
+    const node = started!.nodes.get(chainId)!;
+    const proxy = started!.proxies.get(chainId)!;
     const reads = blockReads.get(chainId)!;
     const wallet = await walletFundedOn(rt, node.url, chainId, PASSWORD);
     const sent = await rt.post("/transaction", {

@@ -1,57 +1,43 @@
 /** Decision 193 in front of Hardhat and Ganache: a record dropped while the node lagged follows its own receipt once the node shows it. */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type BehindOtherNodes,
+  GANACHE,
+  HARDHAT,
+  startBehindHardhatAndGanache,
+} from "../src/test-support/behind-other-nodes.js";
 import { nodeCall } from "../src/test-support/chain-helpers.js";
 import { waitUntil } from "../src/test-support/cli.js";
 import { recordOf, walletFundedOn } from "../src/test-support/custody-helpers.js";
 import { DEV_ACCOUNT_2 } from "../src/test-support/evm-fixtures.js";
-import { type OtherNode, startHardhatAndGanache } from "../src/test-support/other-nodes.js";
-import { type RpcProxy, startRpcProxy } from "../src/test-support/rpc-proxy.js";
-import { startTestRuntime, type TestRuntime } from "../src/test-support/test-runtime.js";
+import { startRpcProxy } from "../src/test-support/rpc-proxy.js";
+import type { TestRuntime } from "../src/test-support/test-runtime.js";
 
-const HARDHAT = 31337;
-const GANACHE = 1337;
 const PASSWORD = "drop-watch-other-nodes";
 /** What a node that lags behind the one that took the send does not know yet. */
 const LAGGING = new Set(["eth_getTransactionByHash", "eth_getTransactionReceipt"]);
-const dir = mkdtempSync(join(tmpdir(), "chaingate-drop-watch-"));
-let nodes = new Map<number, OtherNode>();
-const proxies: RpcProxy[] = [];
 /** Chains whose node knows no transaction by hash, nor any receipt, while it counts their nonces. */
 const lagging = new Set<number>();
+let started: BehindOtherNodes | undefined;
 let rt: TestRuntime;
 
 beforeAll(async () => {
-  nodes = await startHardhatAndGanache(dir);
-  const chains = [];
-  for (const [chainId, node] of nodes) {
-    const proxy = await startRpcProxy(
-      node.url,
-      undefined,
-      (call, answer) => (lagging.has(chainId) && LAGGING.has(call.method) ? { result: null } : answer),
-      { batches: true },
-    );
-    proxies.push(proxy);
-    chains.push({ chainId, upstreams: [{ url: proxy.url }] });
-  }
-  const config = join(dir, "chaingate.json");
-  writeFileSync(config, JSON.stringify({ homeChainId: HARDHAT, chains }));
-  rt = await startTestRuntime({
-    env: {
-      CHAINGATE_CONFIG: config,
-      CHAINGATE_TRACKER_INTERVAL_MS: "100",
-      CHAINGATE_RESEND_AFTER_SECONDS: "1",
-    },
-  });
+  started = await startBehindHardhatAndGanache(
+    "drop-watch",
+    (chainId, node) =>
+      startRpcProxy(
+        node.url,
+        undefined,
+        (call, answer) => (lagging.has(chainId) && LAGGING.has(call.method) ? { result: null } : answer),
+        { batches: true },
+      ),
+    { CHAINGATE_TRACKER_INTERVAL_MS: "100", CHAINGATE_RESEND_AFTER_SECONDS: "1" },
+  );
+  rt = started.rt;
 }, 180_000);
 
 afterAll(async () => {
-  await rt?.close();
-  await Promise.all(proxies.map((p) => p.close()));
-  await Promise.all([...nodes.values()].map((n) => n.stop()));
-  rmSync(dir, { recursive: true, force: true });
+  await started?.close();
 });
 
 // Hardhat refuses the resent bytes of a mined transaction ("Nonce too low"): the record is dropped.
@@ -61,7 +47,7 @@ describe.each([
   ["Ganache", GANACHE, "resent"],
 ] as const)("in front of %s", (_name, chainId, whileLagging) => {
   it("a record resent while the node lagged moves to its receipt's block once the node shows it", async () => {
-    const node = nodes.get(chainId)!;
+    const node = started!.nodes.get(chainId)!;
     const wallet = await walletFundedOn(rt, node.url, chainId, PASSWORD);
 
     lagging.add(chainId);
