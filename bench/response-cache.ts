@@ -1,7 +1,11 @@
 /**
  * The response cache under distinct reads: the cost of storing an answer once the cache is full
  * against while it fills (a ratio: the eviction walk must not grow with the cache), and the heap an
- * entry takes against what the cache counts it as (its budget must bound its memory).
+ * entry takes against what the cache counts it as (its budget must bound its memory). Then, in a
+ * cache of its own, a working set of blocks read by hash (kept forever) among one-off reads of
+ * `latest` balances while the head moves: how often the working set is still there (answers kept
+ * for a head the chain left are dead, decision 206). `BENCH_VERSUS=<another checkout>` runs that
+ * phase with that checkout's cache too.
  * Run: npm run bench:response-cache   (writes bench/results/response-cache-<timestamp>.json)
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -42,6 +46,59 @@ const entries = cache.size;
 const full: number[] = [];
 for (let r = 0; r < 5; r++) full.push(await store(capacity));
 
+/**
+ * Hits among the working set's reads, heads 3 to 20 (the first two fill the cache): a block of it
+ * read once every four balance reads, each balance read twice at its head (so it is marked read,
+ * as a popular `latest` answer is) and never again.
+ */
+async function movingHead(
+  Cache: typeof ResponseCache,
+): Promise<{ hit_rate: number; entries_at_end: number }> {
+  const moving = new Cache(BUDGET_MB * 1024 * 1024);
+  const block = METHODS_BY_NAME.get("eth_getBlockByHash")!;
+  const WORKING_SET = 15_000;
+  const PER_HEAD = 20_000;
+  const answer = "b".repeat(1_200);
+  let hits = 0;
+  let reads = 0;
+  // xorshift32: the same reads for every build.
+  let seed = 1;
+  const random = () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+  for (let head = 1, one = 0; head <= 20; head++) {
+    for (let i = 0; i < PER_HEAD; i++, one++) {
+      const address = `0x${(0x2_0000_0000 + one).toString(16).padStart(40, "0")}`;
+      for (let twice = 0; twice < 2; twice++)
+        await moving.get(1, head, balance, [address, "latest"], async () => "0x1");
+      if (i % 4 !== 0) continue;
+      const hash = `0x${Math.floor(random() * WORKING_SET)
+        .toString(16)
+        .padStart(64, "0")}`;
+      let fetched = false;
+      await moving.get(1, head, block, [hash, false], async () => {
+        fetched = true;
+        return answer;
+      });
+      if (head > 2) {
+        reads++;
+        if (!fetched) hits++;
+      }
+    }
+  }
+  return { hit_rate: round(hits / reads, 3), entries_at_end: moving.size };
+}
+
+const VERSUS = process.env.BENCH_VERSUS;
+const other = VERSUS
+  ? ((await import(`${VERSUS}/src/rpc/response-cache.ts`)) as { ResponseCache: typeof ResponseCache })
+  : undefined;
+const headMoving = await movingHead(ResponseCache);
+const otherHeadMoving = other ? await movingHead(other.ResponseCache) : undefined;
+
 const result = {
   when: new Date().toISOString(),
   budget_mb: BUDGET_MB,
@@ -52,6 +109,16 @@ const result = {
   store_us_filling: round(filling),
   store_us_full_rounds: full.map((x) => round(x)),
   full_vs_filling_worst: round(Math.max(...full) / filling),
+  /** 15,000 blocks by hash (1,200 characters each), one read at random every fourth of 20,000 balances a head (each read twice at its head), 20 heads. */
+  moving_head_working_set_hit_rate: headMoving.hit_rate,
+  moving_head_entries_at_end: headMoving.entries_at_end,
+  ...(otherHeadMoving
+    ? {
+        versus: VERSUS,
+        versus_moving_head_working_set_hit_rate: otherHeadMoving.hit_rate,
+        versus_moving_head_entries_at_end: otherHeadMoving.entries_at_end,
+      }
+    : {}),
 };
 console.table(result);
 mkdirSync(new URL("./results/", import.meta.url), { recursive: true });

@@ -135,6 +135,72 @@ describe("response cache rules", () => {
   });
 });
 
+describe("answers kept for a head", () => {
+  const balance = spec("eth_getBalance");
+  const address = (i: number) => `0x${i.toString(16).padStart(40, "0")}`;
+  const latest = (i: number) => [address(i), "latest"];
+
+  it("are dropped once a newer head's answer of the same chain is kept, and a late one is not kept", async () => {
+    const cache = new ResponseCache(1024 * 1024);
+    const put = (chainId: number, head: number, i: number) =>
+      cache.get(chainId, head, balance, latest(i), async () => `0x${head.toString(16)}`);
+    const forever = [`0x${"a".repeat(64)}`, false];
+    await cache.get(1, 10, spec("eth_getBlockByHash"), forever, async () => ({ hash: "0xa" }));
+    for (const i of [1, 2, 3]) await put(1, 10, i);
+    await put(2, 10, 1);
+    expect(cache.size).toBe(5);
+    // A fetch begun at head 10 that ends after the chain's first answer at head 11 is kept.
+    let late: (value: string) => void = () => {};
+    const slow = cache.get(1, 10, balance, latest(9), () => new Promise<string>((r) => (late = r)));
+    await put(1, 11, 4);
+    // Chain 1's three answers for head 10 went; its block by hash and chain 2's answer stayed.
+    expect(cache.size).toBe(3);
+    expect(cache.slot(1, 10, balance, latest(1)).hit).toBeUndefined();
+    expect(cache.slot(2, 10, balance, latest(1)).hit?.text).toBe('"0xa"');
+    expect(cache.slot(1, 11, spec("eth_getBlockByHash"), forever).hit).toBeDefined();
+    expect(cache.slot(1, 11, balance, latest(4)).hit?.text).toBe('"0xb"');
+    late("0x9");
+    expect((await slow).text).toBe('"0x9"');
+    expect(cache.size).toBe(3);
+    expect(cache.slot(1, 10, balance, latest(9)).hit).toBeUndefined();
+    // After a clear (a head that went back), a lower head is kept again.
+    cache.clear();
+    await put(1, 5, 1);
+    expect(cache.slot(1, 5, balance, latest(1)).hit?.text).toBe('"0x5"');
+  });
+
+  it("give their room back: answers still good are not evicted for them", async () => {
+    // Room for three 500-character answers (with their keys and overhead), not four.
+    const cache = new ResponseCache(2_900);
+    const block = spec("eth_getBlockByHash");
+    const hash = [`0x${"b".repeat(64)}`, false];
+    await cache.get(1, 1, block, hash, async () => "f".padEnd(500, "x"));
+    const put = (head: number, i: number) =>
+      cache.get(1, head, spec("eth_call"), [{ to: address(i), data: "0x" }, "latest"], async () =>
+        `${head}`.padEnd(500, "x"),
+      );
+    await put(1, 1);
+    await put(1, 2);
+    // The block by hash is the oldest and was never read: without the head's drop it would go first.
+    await put(2, 3);
+    await put(2, 4);
+    expect(cache.size).toBe(3);
+    expect(cache.slot(1, 2, block, hash).hit?.text.startsWith('"f')).toBe(true);
+  });
+
+  it("are evicted by the budget as any answer is, and their chain's next head drops only what is left", async () => {
+    const cache = new ResponseCache(20_000);
+    for (let i = 0; i < 200; i++) await cache.get(1, 7, balance, latest(i), async () => "x".repeat(100));
+    const kept = cache.size;
+    expect(kept).toBeLessThan(200);
+    for (let i = 0; i < 200 - kept; i++)
+      expect(cache.slot(1, 7, balance, latest(i)).hit, `answer ${i}`).toBeUndefined();
+    await cache.get(1, 8, balance, latest(0), async () => "0x8");
+    expect(cache.size).toBe(1);
+    expect(cache.slot(1, 8, balance, latest(0)).hit?.text).toBe('"0x8"');
+  });
+});
+
 describe("cached answers through the gateway stay correct", () => {
   const rt = suiteRuntime({ env: { CHAINGATE_HEAD_POLL_MS: "50" } });
 

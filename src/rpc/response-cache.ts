@@ -10,6 +10,7 @@ const NULL_TEXT = /^\s*null\s*$/;
 
 /** A call's place in the cache (see `ResponseCache.slot`). */
 export interface Slot {
+  readonly chainId: number;
   readonly key: string;
   readonly lifetime: "forever" | "head" | "never";
   /** The head the lookup was made at: an answer fetched for it is kept against it. */
@@ -26,16 +27,25 @@ interface Entry {
   head: number | undefined;
   /** Read since it was stored or last spared: eviction passes over it once (second chance). */
   used: boolean;
+  /** For an answer kept for one head: its chain's keys at that head, dropped together when the head moves. */
+  group: HeadGroup | undefined;
+}
+
+/** The keys of one chain's answers kept for its current head (see `ResponseCache.groupAt`). */
+interface HeadGroup {
+  readonly head: number;
+  readonly keys: Set<string>;
 }
 
 /**
  * What an entry holds besides its key's and answer's characters: the map's slot, the entry and
- * JsonText objects, the strings' headers and the key's concatenation. Measured with V8 (Node 20):
- * 200,000 balance answers took 397 bytes of heap each, of which 87 were characters. Without it a
- * cache of small answers held 4.6 times its budget (#17: 419,430 entries, RSS past 380 MB, under
- * distinct reads with the default 32 MiB).
+ * JsonText objects, the strings' headers and the key's concatenation, and for an answer kept for
+ * one head its slot in the head's set of keys. Measured with V8 (Node 20): 200,000 balance
+ * answers took 407 bytes of heap each, of which 77 were characters (397 and 87 before the head's
+ * set, decision 206). Without it a cache of small answers held 4.6 times its budget (#17: 419,430
+ * entries, RSS past 380 MB, under distinct reads with the default 32 MiB).
  */
-export const ENTRY_OVERHEAD_BYTES = 320;
+export const ENTRY_OVERHEAD_BYTES = 336;
 
 /** Heap an entry is counted as: one byte a character (V8 keeps ASCII strings one byte wide) and the overhead. */
 function entryCost(key: string, json: JsonText): number {
@@ -51,6 +61,8 @@ export class ResponseCache {
   private bytes = 0;
   /** The CLOCK hand: eviction goes on from where it stopped (see MapHand). */
   private readonly hand = new MapHand(this.entries);
+  /** Per chain, the answers kept for its newest head seen here. */
+  private readonly heads = new Map<number, HeadGroup>();
   /** Lookups answered from the cache, and those that went to a node (metrics). */
   hits = 0;
   misses = 0;
@@ -64,6 +76,7 @@ export class ResponseCache {
   /** Forgets every answer: a chain that went back (a restarted node, a deep reorg) may differ anywhere. */
   clear(): void {
     this.entries.clear();
+    this.heads.clear();
     this.hand.reset();
     this.bytes = 0;
   }
@@ -108,7 +121,8 @@ export class ResponseCache {
     const lifetime = this.lifetime(spec, params, head);
     const paramsText = JSON.stringify(params);
     const key = `${chainId}|${spec.name}|${paramsText}`;
-    return { key, lifetime, head, hit: lifetime === "never" ? undefined : this.fresh(key, head), paramsText };
+    const hit = lifetime === "never" ? undefined : this.fresh(key, head);
+    return { chainId, key, lifetime, head, hit, paramsText };
   }
 
   private fresh(key: string, head: number | undefined): JsonText | undefined {
@@ -141,7 +155,7 @@ export class ResponseCache {
    * `fetch` once for all and keeps what it answers as long as the slot's lifetime allows.
    */
   fill(slot: Slot, fetch: () => Promise<unknown>): Promise<JsonText> {
-    const { key, lifetime, head } = slot;
+    const { chainId, key, lifetime, head } = slot;
     const pending = this.inFlight.get(key);
     if (pending) return pending;
     this.misses++;
@@ -157,7 +171,7 @@ export class ResponseCache {
       const found =
         result instanceof JsonText ? !NULL_TEXT.test(result.text) : result !== null && result !== undefined;
       if (lifetime !== "never" && found) {
-        this.store(key, { json, head: lifetime === "head" ? head : undefined, used: false });
+        this.store(chainId, key, json, lifetime === "head" ? head : undefined);
       }
       return json;
     });
@@ -171,13 +185,20 @@ export class ResponseCache {
     return run;
   }
 
-  private store(key: string, entry: Entry): void {
+  private store(chainId: number, key: string, json: JsonText, head: number | undefined): void {
     // Larger than the whole budget: never kept.
-    const cost = entryCost(key, entry.json);
+    const cost = entryCost(key, json);
     if (cost > this.maxBytes) return;
+    const group = head === undefined ? undefined : this.groupAt(chainId, head);
+    // Read at a head the chain has since left: no lookup will be made at it again.
+    if (head !== undefined && group === undefined) return;
     const old = this.entries.get(key);
-    if (old) this.bytes -= entryCost(key, old.json);
-    this.entries.set(key, entry);
+    if (old) {
+      this.bytes -= entryCost(key, old.json);
+      old.group?.keys.delete(key);
+    }
+    this.entries.set(key, { json, head, used: false, group });
+    group?.keys.add(key);
     this.bytes += cost;
     // Oldest first (Map keeps insertion order); an entry read since it was stored or last spared
     // goes to the back instead, once (the CLOCK approximation of least recently used). Every
@@ -191,8 +212,36 @@ export class ResponseCache {
       if (e.used) {
         e.used = false;
         this.entries.set(k, e);
-      } else this.bytes -= entryCost(k, e.json);
+      } else {
+        this.bytes -= entryCost(k, e.json);
+        e.group?.keys.delete(k);
+      }
     }
+  }
+
+  /**
+   * The group an answer read at `head` joins; undefined when the chain has moved past that head.
+   * A chain's head only moves forward between two clears (a head that goes back clears the
+   * cache), and a lookup is answered only by an entry of its own head, so once a newer head's
+   * answer is stored every answer kept for an older one is dead: it is dropped then, at once,
+   * rather than holding the budget until the eviction's hand comes round to it, and crowding out
+   * answers that are still good (decision 206).
+   */
+  private groupAt(chainId: number, head: number): HeadGroup | undefined {
+    const current = this.heads.get(chainId);
+    if (current?.head === head) return current;
+    if (current !== undefined && head < current.head) return undefined;
+    if (current !== undefined) {
+      for (const key of current.keys) {
+        const entry = this.entries.get(key);
+        if (entry === undefined) continue;
+        this.entries.delete(key);
+        this.bytes -= entryCost(key, entry.json);
+      }
+    }
+    const group: HeadGroup = { head, keys: new Set() };
+    this.heads.set(chainId, group);
+    return group;
   }
 }
 
