@@ -59,3 +59,37 @@ it("refuses a tenant past its share with a retryable 429, and anyone past the wh
   await Promise.all([first, second, third]);
   expect(gate.waiting).toBe(0);
 });
+
+it("gives the permit and the tenant's share back from a task that throws, rejects or resolves, run at once or after waiting", async () => {
+  const gate = new FairGate({ permits: 1, perTenant: 1, queue: 4 });
+  const boom = new Error("boom");
+  // At once: a throw before the task's promise, then a rejection, then a value; each frees the one permit.
+  await expect(
+    gate.run("a", () => {
+      throw boom;
+    }),
+  ).rejects.toBe(boom);
+  await expect(gate.run("a", () => Promise.reject(boom))).rejects.toBe(boom);
+  await expect(gate.run("a", () => Promise.resolve(7))).resolves.toBe(7);
+  // After waiting: b and c queue behind a held permit; each failure hands the permit on.
+  const hold = gated();
+  const held = gate.run("a", () => hold.done);
+  const thrown = gate.run("b", () => {
+    throw boom;
+  });
+  const rejected = gate.run("c", () => Promise.reject(boom));
+  expect(gate.waiting).toBe(2);
+  hold.finish();
+  await held;
+  await expect(thrown).rejects.toBe(boom);
+  await expect(rejected).rejects.toBe(boom);
+  expect(gate.waiting).toBe(0);
+  // Every share was given back (perTenant 1 would refuse a tenant still holding one), and the permit is free.
+  const after = await Promise.all(["a", "b", "c"].map((t) => gate.run(t, () => Promise.resolve(t))));
+  expect(after).toEqual(["a", "b", "c"]);
+  const free = gated();
+  const running = gate.run("d", () => free.done);
+  expect(gate.waiting).toBe(0);
+  free.finish();
+  await running;
+});

@@ -34,40 +34,56 @@ export class FairGate {
   }
 
   /** `tenant` "" is the single user of the keyless mode: only the overall queue bounds it. */
-  async run<T>(tenant: string, task: () => Promise<T>): Promise<T> {
+  run<T>(tenant: string, task: () => Promise<T>): Promise<T> {
     const counts = this.tenants.get(tenant);
     if (tenant !== "" && counts !== undefined && counts.held >= this.limits.perTenant) {
-      throw new ChaingateError(
-        `too many ${this.limits.what ?? "key derivations"} in progress for this API key (at most ${this.limits.perTenant}); retry in a moment`,
-        {
-          code: this.limits.code ?? "KDF_BUSY",
-          data: { retry_after_seconds: 1 },
-        },
+      return Promise.reject(
+        new ChaingateError(
+          `too many ${this.limits.what ?? "key derivations"} in progress for this API key (at most ${this.limits.perTenant}); retry in a moment`,
+          {
+            code: this.limits.code ?? "KDF_BUSY",
+            data: { retry_after_seconds: 1 },
+          },
+        ),
       );
     }
     if (this.active >= this.limits.permits && this.queued >= this.limits.queue) {
-      throw new ChaingateError(
-        `the queue of ${this.limits.what ?? "key derivations"} is full; retry in a moment`,
-        {
-          code: this.limits.code ?? "KDF_BUSY",
-          // The code's second status: not this tenant's share but everyone's queue is full.
-          status: 503,
-          data: { retry_after_seconds: 1 },
-        },
+      return Promise.reject(
+        new ChaingateError(
+          `the queue of ${this.limits.what ?? "key derivations"} is full; retry in a moment`,
+          {
+            code: this.limits.code ?? "KDF_BUSY",
+            // The code's second status: not this tenant's share but everyone's queue is full.
+            status: 503,
+            data: { retry_after_seconds: 1 },
+          },
+        ),
       );
     }
     const own = counts ?? { held: 0, running: 0 };
     if (counts === undefined) this.tenants.set(tenant, own);
     own.held++;
+    // Not async: an async function returning the task's promise would adopt it through a
+    // thenable job, two more microtask turns on every forwarded read.
+    return this.active < this.limits.permits
+      ? this.runNow(tenant, own, task)
+      : this.runQueued(tenant, own, task);
+  }
+
+  /** A task that waits for a permit, in its tenant's turn. */
+  private async runQueued<T>(
+    tenant: string,
+    own: { held: number; running: number },
+    task: () => Promise<T>,
+  ): Promise<T> {
     try {
-      if (this.active >= this.limits.permits) {
-        this.queued++;
-        await new Promise<void>((resolve) => {
-          const queue = this.queues.get(tenant);
-          if (queue) queue.push(resolve);
-          else this.queues.set(tenant, [resolve]);
-        });
-      } else this.active++;
+      // `next` hands this task the permit of one that ends (active stays as it is).
+      this.queued++;
+      await new Promise<void>((resolve) => {
+        const queue = this.queues.get(tenant);
+        if (queue) queue.push(resolve);
+        else this.queues.set(tenant, [resolve]);
+      });
       own.running++;
       try {
         return await task();
@@ -79,6 +95,33 @@ export class FairGate {
       // The entry is the one in the map for as long as the tenant holds a task.
       if (--own.held === 0) this.tenants.delete(tenant);
     }
+  }
+
+  /**
+   * A task given a free permit at once, without an async frame around it (the gate sits on every
+   * forwarded read): the task's own promise is handed back, and the permit and counts are given
+   * back when it settles. A task that throws before its promise is a rejection.
+   */
+  private runNow<T>(
+    tenant: string,
+    own: { held: number; running: number },
+    task: () => Promise<T>,
+  ): Promise<T> {
+    this.active++;
+    own.running++;
+    let running: Promise<T>;
+    try {
+      running = task();
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    const done = () => {
+      own.running--;
+      this.next();
+      if (--own.held === 0) this.tenants.delete(tenant);
+    };
+    running.then(done, done);
+    return running;
   }
 
   /**

@@ -197,7 +197,7 @@ export class RpcDispatcher {
    * passed on as the node's own JSON text: no parse and no re-serialising of what only the client
    * reads (and the cache keeps as text).
    */
-  private async fromNode(
+  private fromNode(
     chain: Chain,
     method: string,
     behaviour: MethodBehaviour,
@@ -209,13 +209,14 @@ export class RpcDispatcher {
       ? { method, params: checked, paramsText }
       : { method, params: checked, paramsText, asText: true };
     const gate = this.deps.upstreamGate;
-    let result: unknown;
-    try {
-      result = await (gate ? gate.run(tenant, () => chain.pool.call(call)) : chain.pool.call(call));
-    } catch (error) {
-      result = await whenUnsupported(behaviour, chain, checked, error);
-    }
-    return behaviour.result ? behaviour.result(chain, checked, result) : result;
+    // Chained, not awaited in an async frame: one promise on a forwarded read where the frame
+    // made three (neither the gate nor the pool throws; each refuses with a rejection).
+    const asked = (gate ? gate.run(tenant, () => chain.pool.call(call)) : chain.pool.call(call)).then(
+      undefined,
+      (error: unknown) => whenUnsupported(behaviour, chain, checked, error),
+    );
+    const rework = behaviour.result;
+    return rework ? asked.then((result) => rework(chain, checked, result)) : asked;
   }
 
   /**

@@ -165,23 +165,27 @@ export class ResponseCache {
     } catch (error) {
       fetched = Promise.reject(error);
     }
-    const run = fetched.then((result) => {
-      const json = result instanceof JsonText ? result : new JsonText(JSON.stringify(result ?? null));
-      // A null "not found" may become found later (a transaction about to be mined): never kept.
-      const found =
-        result instanceof JsonText ? !NULL_TEXT.test(result.text) : result !== null && result !== undefined;
-      if (lifetime !== "never" && found) {
-        this.store(chainId, key, json, lifetime === "head" ? head : undefined);
-      }
-      return json;
-    });
     // Coalescing only: the entry is dropped when the call settles, whatever the outcome (the
-    // caller is handed `run` itself and handles its failure).
+    // caller is handed `run` itself and handles its failure); in the same step, not a second
+    // promise hung on `run` (one fewer on every forwarded read).
+    const run = fetched.then(
+      (result) => {
+        this.inFlight.delete(key);
+        const json = result instanceof JsonText ? result : new JsonText(JSON.stringify(result ?? null));
+        // A null "not found" may become found later (a transaction about to be mined): never kept.
+        const found =
+          result instanceof JsonText ? !NULL_TEXT.test(result.text) : result !== null && result !== undefined;
+        if (lifetime !== "never" && found) {
+          this.store(chainId, key, json, lifetime === "head" ? head : undefined);
+        }
+        return json;
+      },
+      (error: unknown) => {
+        this.inFlight.delete(key);
+        throw error;
+      },
+    );
     this.inFlight.set(key, run);
-    const settled = () => {
-      this.inFlight.delete(key);
-    };
-    run.then(settled, settled);
     return run;
   }
 

@@ -381,7 +381,17 @@ export class UpstreamPool {
    * `behind` trait), the loop goes on through the members ahead of the one that answered, and the
    * first that knows answers; what they say otherwise changes nothing, the first answer stands.
    */
-  async call(call: UpstreamCall): Promise<unknown> {
+  call(call: UpstreamCall): Promise<unknown> {
+    // Not async: an async function that returns another's promise adopts it through a thenable
+    // job, two more microtask turns and promises on every forwarded read. A throw becomes a rejection.
+    try {
+      return this.route(call);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private route(call: UpstreamCall): Promise<unknown> {
     let members = this.serving(call.method, this.order(Date.now()));
     const traits = this.traits(call.method);
     if (BROADCAST.has(call.method) && members.length >= 2) return this.broadcast(call, members);
