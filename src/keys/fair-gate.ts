@@ -1,6 +1,8 @@
 /** A counting semaphore that serves tenants in turn (round robin) and bounds what each, and all, may queue. */
+
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { ErrorCode } from "../errors/codes.js";
+import { asPromise } from "../lifecycle/as-promise.js";
 
 export interface FairGateLimits {
   /** What the gate guards, for its refusals: "key derivations", "node calls". */
@@ -109,12 +111,7 @@ export class FairGate {
   ): Promise<T> {
     this.active++;
     own.running++;
-    let running: Promise<T>;
-    try {
-      running = task();
-    } catch (error) {
-      running = Promise.reject(error);
-    }
+    const running = asPromise(task);
     const done = () => {
       own.running--;
       this.next();

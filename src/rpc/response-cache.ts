@@ -1,5 +1,7 @@
 /** Finality-aware answers cache with in-flight coalescing; answers are kept as JSON text, ready to send. */
+
 import { MapHand } from "../collections/map-hand.js";
+import { asPromise } from "../lifecycle/as-promise.js";
 import { JsonText } from "../upstream/json-text.js";
 import type { MethodSpec } from "./method-spec.js";
 
@@ -159,12 +161,7 @@ export class ResponseCache {
     const pending = this.inFlight.get(key);
     if (pending) return pending;
     this.misses++;
-    let fetched: Promise<unknown>;
-    try {
-      fetched = fetch();
-    } catch (error) {
-      fetched = Promise.reject(error);
-    }
+    const fetched = asPromise(fetch);
     // Coalescing only: the entry is dropped when the call settles, whatever the outcome (the
     // caller is handed `run` itself and handles its failure); in the same step, not a second
     // promise hung on `run` (one fewer on every forwarded read).

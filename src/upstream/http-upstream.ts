@@ -59,22 +59,6 @@ function isDropped(error: unknown): boolean {
   return typeof code === "string" && DROPPED.has(code);
 }
 
-const QUOTED = new Map<string, string>();
-
-/**
- * A method name as a JSON string, kept: JSON.stringify of it cost about 1,000 instructions a
- * forwarded read. The names come from the method table and chaingate's own calls; past 512 the
- * map stops growing, so a name from elsewhere cannot grow it without bound.
- */
-function quoted(method: string): string {
-  let text = QUOTED.get(method);
-  if (text === undefined) {
-    text = JSON.stringify(method);
-    if (QUOTED.size < 512) QUOTED.set(method, text);
-  }
-  return text;
-}
-
 /** No node answer larger than this is read into memory (the answer ceiling to clients is lower). */
 export const MAX_NODE_ANSWER_BYTES = 256 * 1024 * 1024;
 
@@ -164,7 +148,7 @@ export class HttpUpstream {
     const id = this.nextId++;
     // Joined, not JSON.stringify of the envelope: V8 (Node 20) writes an object through its slow
     // general path, 7,000 instructions a forwarded read, twice what the parameters alone cost.
-    const body = `{"jsonrpc":"2.0","id":${id},"method":${quoted(method)},"params":${paramsText ?? JSON.stringify(params)}}`;
+    const body = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsText ?? JSON.stringify(params)}}`;
     let answer: NodeAnswer;
     try {
       answer = await this.post(body, signal);

@@ -8,6 +8,7 @@ import {
   UpstreamRateLimited,
   upstreamUnavailable,
 } from "../errors/rpc-errors.js";
+import { asPromise } from "../lifecycle/as-promise.js";
 import { CallAbort } from "./call-abort.js";
 import type { TraitsOf } from "./call-traits.js";
 import { HttpUpstream, type UpstreamCall } from "./http-upstream.js";
@@ -384,11 +385,7 @@ export class UpstreamPool {
   call(call: UpstreamCall): Promise<unknown> {
     // Not async: an async function that returns another's promise adopts it through a thenable
     // job, two more microtask turns and promises on every forwarded read. A throw becomes a rejection.
-    try {
-      return this.route(call);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return asPromise(() => this.route(call));
   }
 
   private route(call: UpstreamCall): Promise<unknown> {
