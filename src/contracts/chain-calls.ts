@@ -28,6 +28,20 @@ export function codeAt(chain: Chain, address: Hex): Promise<Hex> {
   return nodeRead(chain, "eth_getCode", [address, "latest"]);
 }
 
+/**
+ * The code at an address a deployment whose receipt is in has written. A chain's upstreams are read
+ * in turn, and one behind the node that gave the receipt answers "0x" until it has the block (CI
+ * saw a deployment refused so on a chain with two nodes), so "0x" is read again until the deadline.
+ */
+export async function deployedCodeAt(chain: Chain, address: Hex, timeoutMs = 30_000): Promise<Hex> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+    const code = await codeAt(chain, address);
+    if (code !== "0x" || Date.now() + delay > deadline) return code;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
 export interface Receipt {
   status: Hex;
   blockNumber: Hex;

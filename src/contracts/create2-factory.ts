@@ -5,7 +5,7 @@ import { NodeRpcError } from "../errors/rpc-errors.js";
 import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { nodeRead, nonceOf, sendRawTransaction } from "../upstream/node-reads.js";
-import { codeAt, waitForReceipt } from "./chain-calls.js";
+import { codeAt, deployedCodeAt, waitForReceipt } from "./chain-calls.js";
 
 /** The deterministic-deployment proxy (Arachnid's), at the same address on every chain that has it. */
 export const CREATE2_DEPLOYER: Hex = "0x4e59b44847b379578588920ca78fbf26c0b4956c";
@@ -76,7 +76,7 @@ export async function ensureCreate2Factory(
     );
   }
   const receipt = await waitForReceipt(chain, hash);
-  if (receipt.status !== "0x1" || (await codeAt(chain, CREATE2_DEPLOYER)) === "0x")
+  if (receipt.status !== "0x1" || (await deployedCodeAt(chain, CREATE2_DEPLOYER)) === "0x")
     throw unavailable(chain, `its deployment transaction ${hash} did not leave code at the address`);
   return "deployed";
 }

@@ -16,7 +16,7 @@ import type { TransactionPipeline } from "../tx/transaction-pipeline.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { nodeRead } from "../upstream/node-reads.js";
 import { BridgeERC20, BridgeERC721, MemberRegistry, MessageEndpoint } from "./artifacts.generated.js";
-import { codeAt, waitForReceipt } from "./chain-calls.js";
+import { codeAt, deployedCodeAt, waitForReceipt } from "./chain-calls.js";
 import { CREATE2_DEPLOYER, ensureCreate2Factory } from "./create2-factory.js";
 import { submitAsOperator } from "./operator-submit.js";
 
@@ -113,7 +113,7 @@ async function deployOne(options: DeployOptions, chain: Chain, name: string, ini
     metadata: { contract: name, address },
   });
   const receipt = await waitForReceipt(chain, submitted.txHash);
-  if (receipt.status !== "0x1" || (await codeAt(chain, address)) === "0x") {
+  if (receipt.status !== "0x1" || (await deployedCodeAt(chain, address)) === "0x") {
     throw new ChaingateError(`deploying ${name} on chain ${chain.chainId} failed (${submitted.txHash})`, {
       code: "DEPLOYMENT_FAILED",
     });

@@ -145,3 +145,41 @@ it("under a burst every state saved is whole, and anvil killed mid-burst comes b
     await node.stop();
   }
 }, 180_000);
+
+it("a dump taken under a burst pauses automine and gives it back", async () => {
+  const under = join(dir, "paused");
+  mkdirSync(under);
+  // anvil prints the methods it serves; the guard's pauses show as evm_setAutomine among them.
+  const pauses: string[] = [];
+  const logger = pino(
+    { level: "trace" },
+    { write: (line: string) => void (line.includes("evm_setAutomine") && pauses.push(line)) },
+  );
+  const node = await startAnvil({ ...options(under), logger });
+  let sending = true;
+  const senders = Array.from({ length: 6 }, async () => {
+    while (sending)
+      await nodeCall(node.url, "eth_sendTransaction", [
+        { from: DEV_ACCOUNT, to: DEV_ACCOUNT_2, value: "0x1" },
+      ]).catch(() => new Promise((resolve) => setTimeout(resolve, 20)));
+  });
+  try {
+    expect(await waitUntil(() => pauses.length >= 2, 90_000), `automine pauses seen: ${pauses.length}`).toBe(
+      true,
+    );
+  } finally {
+    sending = false;
+    await Promise.all(senders);
+  }
+  try {
+    // A pause taken as the burst ended is given back too. (The pool itself is not checked: anvil can
+    // leave a burst's transactions unmined on its own, which the automine watchdog repairs.)
+    const automine = await waitUntil(
+      async () => (await nodeCall(node.url, "anvil_getAutomine")) === true,
+      60_000,
+    );
+    expect(automine).toBe(true);
+  } finally {
+    await node.stop();
+  }
+}, 180_000);

@@ -14,10 +14,12 @@ export const STATE_ENV = "CHAINGATE_ANVIL_STATE";
  * it dumps its state, so a dump taken while it stores a block holds that block's nonces and
  * balances but not the block. Four in ten of anvil's own saves (`--state-interval`) were such
  * under a burst, and a chain restarted from one counts transactions it cannot find: the tracker
- * must then drop their records. The guard asks for the state (`anvil_dumpState`) every second and
- * keeps it only when it is whole (decision 200): its head's block and every transaction's block
- * are in it, and every sender's nonce is one past its last transaction there (a check that no
- * block was stored while the dump was taken refused every dump under a burst). It
+ * must then drop their records. The guard asks for the state (`anvil_dumpState`) every second, or
+ * after four times the last dump's cost when that is longer, and keeps it only when it is whole
+ * (decision 200): its head's block and every transaction's block are in it, and every sender's
+ * nonce is one past its last transaction there (a check that no block was stored while the dump
+ * was taken refused every dump under a burst). A dump that is not whole, and every dump of a chain
+ * busy enough that one would likely not be, is taken with automine paused (decision 208). It
  * writes the file aside, syncs it and renames it over the last one, so a crash leaves the last
  * whole state, never half of one.
  *
@@ -125,52 +127,131 @@ const AHEAD_SETTLED_MS = 3000;
 let ahead = null;
 // The dump last written: an idle chain dumps the same bytes, which are then not written (nor synced) again.
 let written = null;
-async function saveOnce() {
-  const dumped = await rpc("anvil_dumpState", [], 60000);
-  if (dumped === written) return true;
-  const text = zlib.gunzipSync(Buffer.from(dumped.slice(2), "hex")).toString("utf8");
-  const state = JSON.parse(text);
-  const head = String(state.best_block_number);
-  const torn = tornBy(state);
-  if (torn !== undefined && torn !== "ahead") throw new Error(torn);
-  if (torn === "ahead") {
-    if (ahead === null || ahead.head !== head) ahead = { head, since: Date.now() };
-    if (Date.now() - ahead.since < AHEAD_SETTLED_MS) return false;
-  } else ahead = null;
-  const aside = statePath + ".saving";
-  const fd = fs.openSync(aside, "w", 0o600);
+// What the last dump cost (dumped, unpacked, checked and written), in ms: the dumps are paced by it,
+// since a dump's cost grows with the chain and a dump taken back to back would load anvil. The wait
+// for a paused anvil to settle is not counted: that is anvil finishing its own work, not ours.
+let lastCost = 0;
+let settleMs = 0;
+async function saveOnce(paused) {
+  const started = Date.now();
+  settleMs = 0;
   try {
-    fs.writeSync(fd, text);
-    fs.fsyncSync(fd);
+    const dumped = paused ? await pausedDump() : await rpc("anvil_dumpState", [], 60000);
+    if (dumped === written) {
+      if (lastHead !== null) noteHead(lastHead.head);
+      return true;
+    }
+    const text = zlib.gunzipSync(Buffer.from(dumped.slice(2), "hex")).toString("utf8");
+    const state = JSON.parse(text);
+    const head = String(state.best_block_number);
+    noteHead(Number(head));
+    const torn = tornBy(state);
+    if (torn !== undefined && torn !== "ahead") throw new Error(torn);
+    if (torn === "ahead") {
+      if (ahead === null || ahead.head !== head) ahead = { head, since: Date.now() };
+      if (Date.now() - ahead.since < AHEAD_SETTLED_MS) return false;
+    } else ahead = null;
+    const aside = statePath + ".saving";
+    const fd = fs.openSync(aside, "w", 0o600);
+    try {
+      fs.writeSync(fd, text);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(aside, statePath);
+    written = dumped;
+    return true;
   } finally {
-    fs.closeSync(fd);
+    lastCost = Date.now() - started - settleMs;
   }
-  fs.renameSync(aside, statePath);
-  written = dumped;
-  return true;
+}
+
+// A dump taken while an automining anvil stores no block (decision 208). Under a burst anvil stores
+// a block every few ms, and a dump of a long chain takes hundreds, so most plain dumps are torn; with
+// automine paused for the dump, one is whole. Transactions sent meanwhile wait in the pool and are
+// mined as one block when automine is back. A chain that does not automine (interval mining, or
+// automine turned off on purpose) is dumped as it is.
+async function pausedDump() {
+  if ((await rpc("anvil_getAutomine", [], 5000)) !== true) return rpc("anvil_dumpState", [], 60000);
+  await rpc("evm_setAutomine", [false], 5000);
+  try {
+    const waited = Date.now();
+    await settled();
+    settleMs = Date.now() - waited;
+    return await rpc("anvil_dumpState", [], 60000);
+  } finally {
+    await resumeMining();
+  }
+}
+
+// anvil keeps storing the blocks it had already taken from the pool when automine stopped (under a
+// burst, up to a second's worth here), so the dump waits until the head has not moved for 100 ms.
+async function settled() {
+  const deadline = Date.now() + 10000;
+  let head = await rpc("eth_blockNumber", [], 5000);
+  while (Date.now() < deadline) {
+    await sleep(100);
+    const now = await rpc("eth_blockNumber", [], 5000);
+    if (now === head) return;
+    head = now;
+  }
+}
+
+// Automine back on, and what waited in the pool mined. Tried until anvil takes it: a chain left paused
+// would never mine again (if anvil is gone, the guard exits with it).
+async function resumeMining() {
+  for (let i = 0; ; i++) {
+    try {
+      await rpc("evm_setAutomine", [true], 5000);
+      break;
+    } catch (error) {
+      if (i === 0) process.stderr.write("chaingate-anvil-guard: automine not resumed yet: " + String(error && error.message) + "\n");
+      await sleep(100);
+    }
+  }
+  const status = await rpc("txpool_status", [], 5000).catch(() => undefined);
+  if (status !== undefined && Number(status.pending) > 0) await rpc("evm_mine", [], 10000).catch(() => undefined);
+}
+
+// The chain's head at the last dump read, and when: a chain storing a block or more in the time a
+// dump takes is dumped paused from the first try, since a plain dump of it is most likely torn.
+let lastHead = null;
+function busy() {
+  return lastHead !== null && lastHead.blocksPerMs * lastCost >= 1;
+}
+function noteHead(head) {
+  const now = Date.now();
+  if (lastHead !== null && now > lastHead.at) lastHead = { head, at: now, blocksPerMs: Math.max(0, head - lastHead.head) / (now - lastHead.at) };
+  else lastHead = { head, at: now, blocksPerMs: 0 };
 }
 
 let saving = Promise.resolve();
+// A dump that is torn or ahead is tried again with mining paused.
 function save(tries) {
   saving = saving.then(async () => {
     let last = "no dump was whole";
+    let paused = busy();
     for (let i = 0; i < tries; i++) {
       try {
-        if (await saveOnce()) return;
+        if (await saveOnce(paused)) return;
       } catch (error) {
         last = String(error && error.message);
       }
-      await sleep(50);
+      paused = true;
+      await sleep(Math.max(50, lastCost));
     }
     process.stderr.write("chaingate-anvil-guard: state not saved after " + tries + " tries: " + last + "\n");
   });
   return saving;
 }
 
+// The next save after a second, or after four times the last dump's cost when that is longer: a
+// guard that dumped back to back under a burst slowed anvil and saved less often (decision 208).
 function periodic() {
   if (stopping) return;
   save(20).finally(() => {
-    if (!stopping) timer = setTimeout(periodic, 1000);
+    if (!stopping) timer = setTimeout(periodic, Math.max(1000, 4 * lastCost));
   });
 }
 
