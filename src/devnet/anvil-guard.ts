@@ -174,8 +174,9 @@ async function saveOnce(paused) {
 // automine turned off on purpose) is dumped as it is.
 async function pausedDump() {
   if ((await rpc("anvil_getAutomine", [], 5000)) !== true) return rpc("anvil_dumpState", [], 60000);
-  await rpc("evm_setAutomine", [false], 5000);
   try {
+    // Inside the try: a pause that timed out may still have taken, and is then given back too.
+    await rpc("evm_setAutomine", [false], 5000);
     const waited = Date.now();
     await settled();
     settleMs = Date.now() - waited;
@@ -186,7 +187,8 @@ async function pausedDump() {
 }
 
 // anvil keeps storing the blocks it had already taken from the pool when automine stopped (under a
-// burst, up to a second's worth here), so the dump waits until the head has not moved for 100 ms.
+// burst on a loaded machine, seconds of them), so the dump waits until the head has not moved for
+// 100 ms, 10 s at most (a dump taken before is checked like any other).
 async function settled() {
   const deadline = Date.now() + 10000;
   let head = await rpc("eth_blockNumber", [], 5000);
