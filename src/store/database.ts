@@ -102,13 +102,12 @@ export async function openStore(
     flush: (inline) => flush.flush(inline),
   };
   // One group at a time on either store (decision 166): on PostgreSQL concurrent groups of one
-  // instance mostly queued on each other's nonce rows, where one bigger group commits sooner. On
-  // PostgreSQL lazy writes (a sent transaction's state) have a lane of their own (decision 174),
-  // and a lone job's commit can follow its last statement unanswered (decision 178).
+  // instance mostly queued on each other's nonce rows, where one bigger group commits sooner. Lazy
+  // writes (a sent transaction's state) have a lane of their own (decisions 174, 210), and on
+  // PostgreSQL a lone job's commit can follow its last statement unanswered (decision 178).
   const isPostgres = location.kind === "postgres";
   const group = new GroupCommit(db, 1, {
     durability,
-    lazyLane: isPostgres,
     pipelinedCommit: isPostgres,
     own: sqliteFile && ownStatementsOn(sqliteFile),
   });

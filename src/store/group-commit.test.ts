@@ -87,19 +87,16 @@ describeEachStore("group commit", (target) => {
       lazy,
     );
 
-  it("a lazy job rides with the next group; alone, it starts its own", async () => {
+  it("a lazy job alone is written on its own after a while", async () => {
     const c = ++chain;
     const job = inserting(new GroupCommit(opened.store.db, 1), c);
-    const lazy = job("a", true);
-    const eager = job("b", false);
-    expect(await lazy).toBe(await eager);
-    await job("c", true);
-    expect(await addresses(c)).toEqual(["a", "b", "c"]);
+    await job("a", true);
+    expect(await addresses(c)).toEqual(["a"]);
   });
 
-  it("with a lane of their own, lazy jobs share a group apart from the others, and closing waits for it", async () => {
+  it("lazy jobs share a group apart from the others, and closing waits for it", async () => {
     const c = ++chain;
-    const group = new GroupCommit(opened.store.db, 1, { lazyLane: true });
+    const group = new GroupCommit(opened.store.db, 1);
     const job = inserting(group, c);
     const lazies = [job("a", true), job("b", true)];
     const eager = await job("c", false);

@@ -73,13 +73,6 @@ async function settled(value: unknown): Promise<unknown> {
 export interface GroupCommitOptions {
   durability?: CommitDurability | undefined;
   /**
-   * Lazy jobs go in groups of their own, beside the others, instead of riding with the next one
-   * (PostgreSQL, where a group's statements are round trips: a lazy job riding with a request's
-   * group added its savepoint, its statement and its release to that request's answer; apart,
-   * a burst's lazy jobs share one statement and one commit every LAZY_MS on another connection).
-   */
-  lazyLane?: boolean;
-  /**
    * A job alone in its group that returns a LastStatement has its commit sent behind that
    * statement, unanswered (PostgreSQL with a pipelining driver; see LastStatement).
    */
@@ -122,7 +115,7 @@ interface Joined {
   done: Promise<void>;
 }
 
-/** How long a lazy job waits for a group to ride with before it starts its own. */
+/** How long a lazy job waits, with the others that come meanwhile, before their group is written. */
 export const LAZY_MS = 20;
 
 /** Jobs per transaction: bounds how long one transaction holds its locks and how much one commit writes. */
@@ -175,15 +168,14 @@ export class GroupCommit {
   private lazyTimer: ReturnType<typeof setTimeout> | undefined;
   /** Joined jobs not yet started, by their join key (see `join`). */
   private readonly joined = new Map<string, Joined>();
-  /** Lazy jobs waiting for their own group (`lazyLane`). */
+  /** Lazy jobs waiting for their own group (see `run`). */
   private lazyQueue: Job[] = [];
-  /** Whether a group of lazy jobs is being written (`lazyLane`: one at a time). */
+  /** Whether a group of lazy jobs is being written (one at a time). */
   private lazyInFlight = false;
 
   private readonly durability: CommitDurability | undefined;
   /** Whether nothing outside the group commit needs the event loop now (see `flushInlineWhen`). */
   private loopFree: () => boolean = () => false;
-  private readonly lazyLane: boolean;
   private readonly pipelinedCommit: boolean;
   private readonly ownStatements: OwnStatements | undefined;
 
@@ -194,17 +186,16 @@ export class GroupCommit {
     options: GroupCommitOptions = {},
   ) {
     this.durability = options.durability;
-    this.lazyLane = options.lazyLane ?? false;
     this.pipelinedCommit = options.pipelinedCommit ?? false;
     this.ownStatements = options.own;
   }
 
   /**
    * Runs `work` in the next group; `key` names the row it locks first (e.g. a nonce ledger row).
-   * A `lazy` job starts no group of its own at once: it rides with the next one, or starts one
-   * after LAZY_MS (a write nobody waits for, such as a sent transaction's state, then costs no
-   * commit of its own between two requests of one client). With `lazyLane`, lazy jobs never ride:
-   * they are written together, apart, after LAZY_MS.
+   * A `lazy` job (a write nobody waits for, such as a sent transaction's state) starts no group
+   * at once and never rides with another: the lazy jobs of LAZY_MS are written together, as a
+   * group apart, one such group at a time (decision 210). Riding with a request's group added its
+   * savepoint, its statement and its pages to that request's commit, at one connection every one.
    */
   run<T>(work: GroupWork<T>, key = "", lazy = false): Promise<Answer<T>> {
     return new Promise<Answer<T>>((resolve, reject) => {
@@ -217,32 +208,26 @@ export class GroupCommit {
         resolve: resolve as (v: unknown) => void,
         reject,
       };
-      if (lazy && this.lazyLane) {
+      if (lazy) {
         this.lazyQueue.push(job);
         this.scheduleLater();
         return;
       }
       this.queue.push(job);
-      if (lazy) this.scheduleLater();
-      else this.schedule();
+      this.schedule();
     });
   }
 
-  /**
-   * Starts a group for lazy jobs once LAZY_MS pass: with `lazyLane` a group of the lazy jobs alone
-   * (one at a time), else the next group, unless another started first.
-   */
+  /** Writes the lazy jobs waiting once LAZY_MS pass, unless their group is being written (it then calls again). */
   private scheduleLater(): void {
-    if (this.lazyTimer !== undefined) return;
-    if (this.lazyLane && (this.lazyInFlight || this.lazyQueue.length === 0)) return;
+    if (this.lazyTimer !== undefined || this.lazyInFlight || this.lazyQueue.length === 0) return;
     this.lazyTimer = setTimeout(() => {
       this.lazyTimer = undefined;
-      if (this.lazyLane) this.writeLazy();
-      else this.schedule();
+      this.writeLazy();
     }, LAZY_MS);
   }
 
-  /** Writes the lazy jobs waiting (`lazyLane`) as a group of their own. */
+  /** Writes the lazy jobs waiting as a group of their own. */
   private writeLazy(): void {
     if (this.lazyInFlight || this.lazyQueue.length === 0) return;
     this.lazyInFlight = true;
@@ -308,8 +293,7 @@ export class GroupCommit {
     if (this.lazyTimer !== undefined) {
       clearTimeout(this.lazyTimer);
       this.lazyTimer = undefined;
-      if (this.lazyLane) this.writeLazy();
-      else this.schedule();
+      this.writeLazy();
     }
     return new Promise((resolve) => this.drained.add(resolve));
   }

@@ -220,8 +220,8 @@ export class TransactionPipeline {
 
   /**
    * Records that `row` was broadcast, off the answer's path and without a commit of its own (a
-   * lazy job: it rides with the next group; a burst's rows share one statement, see
-   * TransactionStates.move). The answer needs only what was durable before the send: the signed
+   * lazy job: the moves of 20 ms are written together, apart from the requests' groups; a burst's
+   * rows share one statement, see TransactionStates.move). The answer needs only what was durable before the send: the signed
    * bytes at their nonce. Should this process stop first, the row is still `queued` and the tracker
    * sends the same bytes again, which the node knows already (send-fate.ts: taken).
    */
