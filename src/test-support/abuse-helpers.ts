@@ -27,20 +27,27 @@ export const LOG_FLOOD_INIT_CODE =
   `0x${["6014", "80", "600b", "6000", "39", "6000", "f3", ...FLOOD_RUNTIME].join("")}` as const;
 export const LOGS_PER_CALL = 1024;
 
-/** Deploys the flood contract from a dev account and calls it `calls` times: `calls` x 1,024 logs. */
-export async function floodLogs(rt: TestRuntime, calls: number): Promise<string> {
+/**
+ * Deploys the flood contract from a dev account and calls it `calls` times: `calls` x 1,024 logs,
+ * one call a block. Answers the calls' blocks in order: the chain may have made blocks of its own
+ * since (a devnet's interval blocks on a slow machine), so the head is not the last call's block.
+ */
+export async function floodLogs(rt: TestRuntime, calls: number): Promise<number[]> {
   const deploy = await devSend(rt, { from: DEV_ACCOUNT, data: LOG_FLOOD_INIT_CODE });
   const address = (await receiptOf(rt, deploy)).contractAddress!;
   const hashes: string[] = [];
   for (let i = 0; i < calls; i++) {
     hashes.push(await devSend(rt, { from: DEV_ACCOUNT, to: address, gas: "0x1e8480" }));
   }
+  const blocks: number[] = [];
   for (const hash of hashes) {
     const receipt = await receiptOf(rt, hash);
     if (receipt.status !== "0x1" || receipt.logs.length !== LOGS_PER_CALL)
       throw new Error("flood call failed");
+    blocks.push(Number(receipt.blockNumber));
   }
-  return address;
+  if (new Set(blocks).size !== calls) throw new Error("flood calls shared a block");
+  return blocks;
 }
 
 export interface Client {
