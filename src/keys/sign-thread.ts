@@ -124,8 +124,10 @@ export class SignThread {
       this.queue.push({ privateKey, hash, publicKey, resolve, reject });
       if (this.scheduled) return;
       this.scheduled = true;
-      // After this turn's other callers have asked (a group's signatures are asked together).
-      setImmediate(() => this.flush());
+      // Once the callers running now have asked (a group asks its signatures in one synchronous
+      // pass): a microtask, not the next turn of the loop, which a lone signature waited for
+      // (decision 211).
+      queueMicrotask(() => this.flush());
     });
   }
 

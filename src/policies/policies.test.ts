@@ -279,7 +279,7 @@ describeEachStore("signing policies and the audit log", (target) => {
     expect((await get(rt, admin, `/policies/${noMessages.id}`)).status).toBe(404);
   });
 
-  it("a policy made after a wallet's sends binds its next send (on PostgreSQL read by the record's own statement)", async () => {
+  it("a policy made after a wallet's sends binds its next send (read in the record's own transaction)", async () => {
     const wallet = await unattendedWallet();
     // The first send reads the wallet's policies (none); the next ones may leave the read to the record.
     for (let i = 0; i < 2; i++) expect((await send(rt, wallet.address, OTHER, TENTH)).error).toBeUndefined();
@@ -302,6 +302,28 @@ describeEachStore("signing policies and the audit log", (target) => {
     const refused = await send(rt, wallet.address, OTHER, TENTH);
     expect(refused.error).toMatchObject({ code: -32003, data: { rule: "recipients", policy_id: made.id } });
     expect((await send(rt, wallet.address, ALLOWED, TENTH)).error).toBeUndefined();
+  });
+
+  it("a policy bound to the caller's key alone, made after its sends, binds the next send", async () => {
+    const wallet = await unattendedWallet();
+    for (let i = 0; i < 2; i++) expect((await send(rt, wallet.address, OTHER, TENTH)).error).toBeUndefined();
+    const made = await policy({
+      name: "alice's recipients",
+      api_key_id: aliceId,
+      rules: { recipients: [ALLOWED] },
+    });
+    try {
+      const refused = await send(rt, wallet.address, OTHER, TENTH);
+      expect(refused.error).toMatchObject({ code: -32003, data: { rule: "recipients", policy_id: made.id } });
+    } finally {
+      // Bound to alice's key, it would bind every other test's sends.
+      const deleted = await fetch(`${rt.url}/policies/${made.id}`, {
+        method: "DELETE",
+        headers: bearer(admin),
+      });
+      expect(deleted.status).toBe(204);
+    }
+    expect((await send(rt, wallet.address, OTHER, TENTH)).error).toBeUndefined();
   });
 
   it("a fee cap and a gas cap refuse before anything is signed; eth_signTransaction counts against the day", async () => {

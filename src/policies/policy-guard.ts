@@ -139,8 +139,9 @@ export class PolicyGuard {
   }
 
   /**
-   * An admission whose policies are read later, by the signing transaction's first statement
-   * (PostgreSQL, decision 179: a round trip fewer), for a request whose wallet and key had no
+   * An admission whose policies are read later, in the signing transaction (on PostgreSQL by its
+   * first statement, a round trip fewer, decision 179; on SQLite no read and turn of their own
+   * before the group, decision 211), for a request whose wallet and key had no
    * policy when last read; undefined otherwise. With no policy there is nothing to deny, simulate
    * or count, so `admit` would answer the same admission. Where the statement finds a policy the
    * request is admitted again, by `admit`, before anything is signed (see Admission.unread). Read

@@ -81,8 +81,8 @@ const HANDED_OUT_BETWEEN = new PreparedQuery((db, slot) =>
  * requests have one owner: the inserts that follow are then the group's last statement, and its
  * commit is sent behind them unanswered (decision 178). So are the policies of the wallets and
  * keys of requests admitted without reading them: any found bound to one sends the group the
- * one-by-one way, each request admitted again (decision 179). Its lists come as JSON rather than
- * arrays: PostgreSQL sizes an array parameter from its value, so each run was planned anew for its
+ * one-by-one way, each request admitted again (decision 179; on SQLite POLICED reads them, 211).
+ * Its lists come as JSON rather than arrays: PostgreSQL sizes an array parameter from its value, so each run was planned anew for its
  * array (0.5 ms of the backend's time a group); from JSON it sizes every run alike, and keeps one
  * generic plan. SQLite has no round trip to save: it runs two prepared statements an address (one
  * statement for all measured no faster there, and slower at one address).
@@ -126,6 +126,37 @@ select t.chain_id, t.address, t.next_nonce, t.count,
   (select found from policed) as policed
 from taken t`;
 nameStatement(TAKE_ALL);
+
+/**
+ * SQLite: whether any policy applies to a request of this wallet and key (PolicyStore.applying's
+ * rule: bound to the wallet or the key, and to no other wallet or key). A null wallet or key
+ * compares as SQL NULL on purpose: `= null` binds nothing, `is null or = null` asks for no binding.
+ */
+const POLICED = `select 1 as found from policies p
+where (p.wallet_id = ? or p.api_key_id = ?)
+  and (p.wallet_id is null or p.wallet_id = ?)
+  and (p.api_key_id is null or p.api_key_id = ?)
+limit 1`;
+
+/**
+ * SQLite: whether a policy applies to a request admitted without reading its policies (decision
+ * 211): read in the group's transaction, one statement a wallet and key pair, no turn of its own.
+ */
+async function policedOnSqlite(
+  trx: Transaction<Database>,
+  unread: readonly SigningRequest[],
+): Promise<boolean> {
+  if (unread.length === 0) return false;
+  const pairs = new Map<string, SigningRequest>();
+  for (const request of unread) pairs.set(`${request.walletId}\u0000${request.apiKeyId}`, request);
+  for (const { walletId, apiKeyId } of pairs.values()) {
+    const { rows } = await trx.executeQuery(
+      CompiledQuery.raw(POLICED, [walletId, apiKeyId, walletId, apiKeyId]),
+    );
+    if (rows.length > 0) return true;
+  }
+  return false;
+}
 
 interface Taken {
   chain_id: string | number;
@@ -204,8 +235,8 @@ async function takeNonces(
       firsts.set(`${row.chain_id}:${row.address}`, Number(row.next_nonce) - Number(row.count));
     }
   } else {
-    // Only PostgreSQL's statement reads policies (the pipeline admits later only there).
-    if (unread.length > 0) throw new NotTogether("policies not read");
+    if (await policedOnSqlite(trx, unread))
+      throw new NotTogether("a policy is bound to a wallet or key of the batch");
     for (const { key, chainId, address, count } of wanted) {
       const first = await deps.ledger.allocateMany(trx, chainId, address, count);
       const handed = await HANDED_OUT_BETWEEN.execute(trx, [chainId, address, first, first + count]);

@@ -75,8 +75,6 @@ export class TransactionPipeline {
   private readonly convergence: ConvergenceDeps;
 
   private readonly together: RecordTogetherDeps;
-  /** Whether a joined record's first statement can read the policies (PostgreSQL's TAKE_ALL, decision 179). */
-  private readonly policiesInRecord: boolean;
   /** Requests recorded with others (record-together.ts) and on their own (for tests and the curious). */
   readonly recorded = { together: 0, alone: 0 };
 
@@ -85,7 +83,6 @@ export class TransactionPipeline {
     this.states = new TransactionStates(options.store, this.now);
     this.convergence = { ...options, states: this.states, now: this.now };
     this.together = { ledger: options.ledger, states: this.states, guard: options.guard, now: this.now };
-    this.policiesInRecord = options.store.kind === "postgres";
   }
 
   /**
@@ -119,10 +116,10 @@ export class TransactionPipeline {
     this.options.signers.remember(from, op.account);
     const { gas, fees } = await inSpan("chaingate.prepare", () => prepareSigning(op, this.options));
     const request = signingRequest(op, gas, fees);
-    // On PostgreSQL a send that may be recorded with others has its policies read by the record's
-    // first statement when its wallet and key had none (decision 179).
+    // A send that may be recorded with others has its policies read inside the record's
+    // transaction when its wallet and key had none (decisions 179, 211).
     const admission =
-      (this.policiesInRecord && recordsTogether(op) && this.options.guard.admitLater(request)) ||
+      (recordsTogether(op) && this.options.guard.admitLater(request)) ||
       (await inSpan("chaingate.policy", () => this.options.guard.admit(request)));
 
     for (let attempt = 0, skipped = 0; ; attempt++) {
