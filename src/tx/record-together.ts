@@ -81,11 +81,12 @@ const HANDED_OUT_BETWEEN = new PreparedQuery((db, slot) =>
  * requests have one owner: the inserts that follow are then the group's last statement, and its
  * commit is sent behind them unanswered (decision 178). So are the policies of the wallets and
  * keys of requests admitted without reading them: any found bound to one sends the group the
- * one-by-one way, each request admitted again (decision 179; on SQLite POLICED reads them, 211).
- * Its lists come as JSON rather than arrays: PostgreSQL sizes an array parameter from its value, so each run was planned anew for its
+ * one-by-one way, each request admitted again (decision 179). Its lists come as JSON rather than
+ * arrays: PostgreSQL sizes an array parameter from its value, so each run was planned anew for its
  * array (0.5 ms of the backend's time a group); from JSON it sizes every run alike, and keeps one
  * generic plan. SQLite has no round trip to save: it runs two prepared statements an address (one
- * statement for all measured no faster there, and slower at one address).
+ * statement for all measured no faster there, and slower at one address), and POLICED once a
+ * wallet and key pair whose policies were not read (decision 211).
  */
 const TAKE_ALL = `
 with wanted as (
