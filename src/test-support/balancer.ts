@@ -1,5 +1,5 @@
 /** A round-robin load balancer for tests: each HTTP request, and each WebSocket, goes to the next backend in turn. */
-import { createServer, request as httpRequest, type Server } from "node:http";
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
 
 export interface Balancer {
@@ -9,6 +9,20 @@ export interface Balancer {
   /** Backends taken out (a killed instance): skipped until put back. */
   down: Set<number>;
   close(): Promise<void>;
+}
+
+/**
+ * A backend answer's headers less its hop-by-hop ones: its `Keep-Alive: timeout=72` (Fastify's
+ * default) passed on told clients to keep an idle connection for 72 s, which this server closes
+ * after its own 5: a client reusing one as it closes reads ECONNRESET, the likely cause of a
+ * cluster test's fetch failing so on a loaded machine (not reproduced in 520 tries on a quiet
+ * one). Hop-by-hop headers are not a proxy's to pass on; the client hears this server's own.
+ */
+function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const kept = { ...headers };
+  delete kept.connection;
+  delete kept["keep-alive"];
+  return kept;
 }
 
 export async function startBalancer(backends: readonly string[]): Promise<Balancer> {
@@ -37,7 +51,7 @@ export async function startBalancer(backends: readonly string[]): Promise<Balanc
         headers: { ...incoming.headers, host: target.host },
       },
       (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        outgoing.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
         answer.pipe(outgoing);
       },
     );
