@@ -236,14 +236,16 @@ async function takeNonces(
       firsts.set(`${row.chain_id}:${row.address}`, Number(row.next_nonce) - Number(row.count));
     }
   } else {
-    if (await policedOnSqlite(trx, unread))
-      throw new NotTogether("a policy is bound to a wallet or key of the batch");
     for (const { key, chainId, address, count } of wanted) {
       const first = await deps.ledger.allocateMany(trx, chainId, address, count);
       const handed = await HANDED_OUT_BETWEEN.execute(trx, [chainId, address, first, first + count]);
       refuseHandedOut(handed.rows[0]?.nonce);
       firsts.set(key, first);
     }
+    // After the first write, not before: a transaction SQLite began with a read cannot write once
+    // another connection (the CLI's) has committed since (SQLITE_BUSY_SNAPSHOT, not waited out).
+    if (await policedOnSqlite(trx, unread))
+      throw new NotTogether("a policy is bound to a wallet or key of the batch");
   }
   for (const { key, chainId, address } of wanted)
     if (!firsts.has(key))
