@@ -1,10 +1,11 @@
 /** Policies as stored: created, listed, deleted by admins, each change written to the audit log with it. */
 import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
 import { appendAudit } from "../audit/audit-log.js";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
 import { PreparedQuery } from "../store/prepared-query.js";
-import type { PoliciesTable } from "../store/schema.js";
+import type { Database, PoliciesTable } from "../store/schema.js";
 import type { Policy, PolicyRules } from "./policy-rules.js";
 
 export interface NewPolicy {
@@ -43,6 +44,34 @@ const BY_WALLET_OR_KEY = new PreparedQuery((db, slot) =>
     .where((eb) => eb.or([eb("wallet_id", "=", slot<string>(0)), eb("api_key_id", "=", slot<string>(1))]))
     .orderBy("created_at"),
 );
+
+/** The rows that may bind a request of this wallet and key (at least one of the two is not null). */
+function boundTo(db: Kysely<Database>, walletId: string | null, apiKeyId: string | null) {
+  return apiKeyId === null
+    ? BY_WALLET.execute(db, [walletId])
+    : walletId === null
+      ? BY_KEY.execute(db, [apiKeyId])
+      : BY_WALLET_OR_KEY.execute(db, [walletId, apiKeyId]);
+}
+
+/** Whether a policy row binds a request of this wallet and key: bound to no other wallet or key. */
+const applies = (row: PoliciesTable, walletId: string | null, apiKeyId: string | null): boolean =>
+  (row.wallet_id === null || row.wallet_id === walletId) &&
+  (row.api_key_id === null || row.api_key_id === apiKeyId);
+
+/**
+ * Whether any policy applies to a request of this wallet and key, read with `db` (a signing
+ * transaction's, decision 211): the rows and the rule `PolicyStore.applying` reads and filters by.
+ */
+export async function anyPolicyApplies(
+  db: Kysely<Database>,
+  walletId: string | null,
+  apiKeyId: string | null,
+): Promise<boolean> {
+  if (walletId === null && apiKeyId === null) return false;
+  const { rows } = await boundTo(db, walletId, apiKeyId);
+  return rows.some((row) => applies(row, walletId, apiKeyId));
+}
 
 /** One (wallet, key) asked for in a turn, and the callers waiting for its rows. */
 interface Ask {
@@ -162,22 +191,10 @@ export class PolicyStore {
       ask = { walletId, apiKeyId, rows, settle };
       turn.set(key, ask);
     }
-    return (await ask.rows)
-      .filter(
-        (row) =>
-          (row.wallet_id === null || row.wallet_id === walletId) &&
-          (row.api_key_id === null || row.api_key_id === apiKeyId),
-      )
-      .map(toPolicy);
+    return (await ask.rows).filter((row) => applies(row, walletId, apiKeyId)).map(toPolicy);
   }
 
   private read({ walletId, apiKeyId, settle }: Ask): void {
-    const query =
-      apiKeyId === null
-        ? BY_WALLET.execute(this.store.db, [walletId])
-        : walletId === null
-          ? BY_KEY.execute(this.store.db, [apiKeyId])
-          : BY_WALLET_OR_KEY.execute(this.store.db, [walletId, apiKeyId]);
-    query.then(({ rows }) => settle.resolve(rows), settle.reject);
+    boundTo(this.store.db, walletId, apiKeyId).then(({ rows }) => settle.resolve(rows), settle.reject);
   }
 }

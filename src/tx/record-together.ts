@@ -1,6 +1,7 @@
 /** Plain sends that arrive in one turn recorded as one group-commit job: nonces taken once per address, each table written once. */
 import { CompiledQuery, type Transaction } from "kysely";
 import type { Admission, PolicyGuard, SigningRequest } from "../policies/policy-guard.js";
+import { anyPolicyApplies } from "../policies/policy-store.js";
 import { onPostgres } from "../store/dialect.js";
 import { fixedLimit } from "../store/fixed-limit.js";
 import type { LastStatement } from "../store/group-commit.js";
@@ -85,8 +86,8 @@ const HANDED_OUT_BETWEEN = new PreparedQuery((db, slot) =>
  * arrays: PostgreSQL sizes an array parameter from its value, so each run was planned anew for its
  * array (0.5 ms of the backend's time a group); from JSON it sizes every run alike, and keeps one
  * generic plan. SQLite has no round trip to save: it runs two prepared statements an address (one
- * statement for all measured no faster there, and slower at one address), and POLICED once a
- * wallet and key pair whose policies were not read (decision 211).
+ * statement for all measured no faster there, and slower at one address), and reads the policies
+ * once a wallet and key pair whose policies were not read (decision 211).
  */
 const TAKE_ALL = `
 with wanted as (
@@ -129,33 +130,17 @@ from taken t`;
 nameStatement(TAKE_ALL);
 
 /**
- * SQLite: whether any policy applies to a request of this wallet and key (PolicyStore.applying's
- * rule: bound to the wallet or the key, and to no other wallet or key). A null wallet or key
- * compares as SQL NULL on purpose: `= null` binds nothing, `is null or = null` asks for no binding.
- */
-const POLICED = `select 1 as found from policies p
-where (p.wallet_id = ? or p.api_key_id = ?)
-  and (p.wallet_id is null or p.wallet_id = ?)
-  and (p.api_key_id is null or p.api_key_id = ?)
-limit 1`;
-
-/**
  * SQLite: whether a policy applies to a request admitted without reading its policies (decision
- * 211): read in the group's transaction, one statement a wallet and key pair, no turn of its own.
+ * 211): PolicyStore's own query and rule, read in the group's transaction, once a wallet and key pair.
  */
 async function policedOnSqlite(
   trx: Transaction<Database>,
   unread: readonly SigningRequest[],
 ): Promise<boolean> {
-  if (unread.length === 0) return false;
   const pairs = new Map<string, SigningRequest>();
   for (const request of unread) pairs.set(`${request.walletId}\u0000${request.apiKeyId}`, request);
-  for (const { walletId, apiKeyId } of pairs.values()) {
-    const { rows } = await trx.executeQuery(
-      CompiledQuery.raw(POLICED, [walletId, apiKeyId, walletId, apiKeyId]),
-    );
-    if (rows.length > 0) return true;
-  }
+  for (const { walletId, apiKeyId } of pairs.values())
+    if (await anyPolicyApplies(trx, walletId, apiKeyId)) return true;
   return false;
 }
 
