@@ -29,6 +29,7 @@ import * as traceParents from "./026-trace-parents.js";
 import * as stateNonceIndex from "./027-state-nonce-index.js";
 import * as recentDropsIndex from "./028-recent-drops-index.js";
 import * as hashLookupsBySender from "./029-hash-lookups-by-sender.js";
+import * as auditLogOrder from "./030-audit-log-order.js";
 import { sqlMigration } from "./sql-migration.js";
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -61,4 +62,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "027-state-nonce-index": sqlMigration(stateNonceIndex),
   "028-recent-drops-index": sqlMigration(recentDropsIndex),
   "029-hash-lookups-by-sender": sqlMigration(hashLookupsBySender),
+  "030-audit-log-order": sqlMigration(auditLogOrder),
 };
