@@ -53,6 +53,26 @@ it("libsecp256k1 loads from the prebuilt binary on linux-x64 (the machines chain
   if (process.platform === "linux" && process.arch === "x64") expect(nativeSecp256k1()).toBeDefined();
 });
 
+it("the address and public key made natively are viem's, for any key", () => {
+  fc.assert(
+    fc.property(privateKey, (key) => {
+      const theirs = privateKeyToAccount(key);
+      const ours = signingAccount(key);
+      expect(ours.address).toBe(theirs.address);
+      expect(ours.publicKey).toBe(theirs.publicKey);
+    }),
+    { numRuns: 300 },
+  );
+});
+
+it("a key that is not a secp256k1 scalar is refused natively, as viem refuses it", () => {
+  for (const key of [0n, ORDER, ORDER + 1n, 2n ** 256n - 1n]) {
+    const hex = `0x${key.toString(16).padStart(64, "0")}` as Hex;
+    expect(() => privateKeyToAccount(hex)).toThrow();
+    expect(() => signingAccount(hex)).toThrow();
+  }
+});
+
 it("native signing gives byte-identical transactions to viem's, for any key and any transaction", async () => {
   await fc.assert(
     fc.asyncProperty(privateKey, transaction, async (key, tx) => {
