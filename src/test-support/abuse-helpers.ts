@@ -29,9 +29,10 @@ export const LOGS_PER_CALL = 1024;
 
 /**
  * Deploys the flood contract from a dev account and calls it `calls` times: `calls` x 1,024 logs,
- * one call a block, each mined before the next is sent. Answers the calls' blocks in order: the chain may have made other blocks since
- * (CI on a loaded machine saw four; the embedded devnet automines, and its watchdog and state guard
- * each mine what they find left in its pool), so the head is not the last call's block.
+ * one call a block, each mined before the next is sent. Answers the calls' blocks in order: the
+ * chain may have made other blocks since (CI on a loaded machine saw four; the embedded devnet
+ * automines, and its watchdog and state guard each mine what they find left in its pool), so the
+ * head is not the last call's block.
  */
 export async function floodLogs(rt: TestRuntime, calls: number): Promise<number[]> {
   const deploy = await devSend(rt, { from: DEV_ACCOUNT, data: LOG_FLOOD_INIT_CODE });
