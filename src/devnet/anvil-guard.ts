@@ -1,5 +1,12 @@
 /** The process between chaingate and an embedded anvil: saves anvil's state whole, and ends anvil when chaingate ends. */
 
+import { constants } from "node:os";
+
+/** The guard's exit codes when a signal stopped it (the shell's 128 + the signal's number). */
+export const GUARD_SIGNAL_EXITS: ReadonlySet<number> = new Set(
+  (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((signal) => 128 + constants.signals[signal]),
+);
+
 /** The environment variable naming the chain's state file, for the guard and for anvil. */
 export const STATE_ENV = "CHAINGATE_ANVIL_STATE";
 
@@ -8,7 +15,8 @@ export const STATE_ENV = "CHAINGATE_ANVIL_STATE";
  * file's path in STATE_ENV. It starts anvil, prints `chaingate-anvil-pid <pid>`, and
  * passes anvil's output on. chaingate holds the guard's stdin; when chaingate exits for any reason
  * (even SIGKILL) that pipe closes, and the guard saves anvil's state a last time and stops it with
- * SIGTERM. When anvil dies on its own the guard exits too, and chaingate sees it.
+ * SIGTERM; a SIGINT, SIGTERM or SIGHUP to the guard does the same, and its exit code then names the
+ * signal (128 + its number). When anvil dies on its own the guard exits too, and chaingate sees it.
  *
  * Why the guard saves, not anvil (decision 197): anvil reads its blocks and then its accounts when
  * it dumps its state, so a dump taken while it stores a block holds that block's nonces and
@@ -25,7 +33,8 @@ export const STATE_ENV = "CHAINGATE_ANVIL_STATE";
  *
  * Why it waits before the last save (decision 191): transactions leave anvil's pool only once
  * their block is stored, so the guard waits (5 s at most) until `txpool_status` shows none
- * pending. Nothing new comes in: the guard stops anvil only when chaingate is gone or stopping.
+ * pending. Nothing new comes in: the guard stops anvil only when chaingate is gone or stopping (or a
+ * signal reached the guard, which a stop of chaingate's whole process group sends).
  *
  * Written as plain JavaScript in a string: it must run the same under tsx, vitest and the built
  * service, and a function's compiled text may name helpers the child does not have.
@@ -37,7 +46,12 @@ const zlib = require("node:zlib");
 const { spawn } = require("node:child_process");
 const [binary, ...args] = process.argv.slice(1);
 const statePath = process.env.${STATE_ENV};
-const anvil = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+// anvil in a process group of its own: a signal to chaingate's group (Ctrl-C in a terminal, kill
+// -- -<pgid>) reaches the guard, which saves a last time and then stops anvil, and not anvil, which
+// would otherwise die at once with the blocks since the last periodic save (decision 215).
+const anvil = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"], detached: true });
+// The signal that stopped the guard, if one did: its exit code says so (128 + the signal's number).
+let signalled;
 let open = true;
 const pass = (stream) => (chunk) => {
   if (open) stream.write(chunk);
@@ -268,9 +282,13 @@ process.stdin.on("end", stop);
 process.stdin.on("close", stop);
 process.stdin.on("error", stop);
 process.stdin.resume();
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, stop);
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"])
+  process.on(signal, () => {
+    signalled ??= signal;
+    stop();
+  });
 anvil.on("error", () => process.exit(1));
-anvil.on("exit", (code) => process.exit(code ?? 1));
+anvil.on("exit", (code) => process.exit(signalled === undefined ? (code ?? 1) : 128 + require("node:os").constants.signals[signalled]));
 `;
 
 /** The guard's command line for anvil's own: node runs the script, anvil's arguments after it. */

@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import type { Logger } from "pino";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { anvilBinaryPath } from "./anvil-binary.js";
-import { guardCommand, STATE_ENV } from "./anvil-guard.js";
+import { GUARD_SIGNAL_EXITS, guardCommand, STATE_ENV } from "./anvil-guard.js";
 
 export interface AnvilOptions {
   chainId: number;
@@ -37,6 +37,8 @@ export interface AnvilNode {
 
 /** Consecutive failed restarts before the supervisor gives up (the chain stays down, /readyz says so). */
 const MAX_RESTART_ATTEMPTS = 8;
+/** How long a guard stopped by a signal waits for chaingate's own stop before it counts as a death. */
+const SIGNALLED_GRACE_MS = 5_000;
 /** A node that stays up this long has recovered: its attempt count starts again. */
 const STABLE_AFTER_MS = 30_000;
 
@@ -236,8 +238,15 @@ class AnvilSupervisor implements AnvilNode {
   }
 
   private supervise(spawned: Spawned, startedAt: number, attempt: number): void {
-    void spawned.exited.then(() => {
+    void spawned.exited.then(async (code) => {
       if (this.stopping || spawned !== this.current) return;
+      // A guard stopped by a signal was most likely sent it with chaingate's whole process group
+      // (Ctrl-C, `kill -- -<pgid>`): chaingate's own stop is given a moment before this counts as a
+      // death, so a stop is not logged as one nor met with a restart (decision 215).
+      if (code !== null && GUARD_SIGNAL_EXITS.has(code)) {
+        await this.pause(SIGNALLED_GRACE_MS);
+        if (this.stopping) return;
+      }
       this.state = "restarting";
       const failures = Date.now() - startedAt >= STABLE_AFTER_MS ? 0 : attempt;
       this.log.error(

@@ -149,4 +149,34 @@ describe("an embedded chain that dies or goes back", () => {
       5,
     );
   }, 120_000);
+
+  it("a SIGTERM to the home chain's guard alone (chaingate not stopping): it saves, and is brought back with its blocks", async () => {
+    const wallet = await newWallet(rt);
+    const answer = await send(wallet.id, "guard-signal");
+    expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+    const hash = (answer.json as { tx_hash: string }).tx_hash;
+    let before: { status: string; blockHash: string } | null = null;
+    expect(
+      await waitUntil(async () => {
+        before = await receiptOf(rt, hash);
+        return before?.status === "0x1";
+      }, 30_000),
+    ).toBe(true);
+    const node = rt.devnet!.nodes[0]!;
+    const restarts = node.restarts;
+    // The guard is anvil's parent (the field after the command's name in /proc's stat).
+    const guard = Number(readFileSync(`/proc/${node.pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+    expect(readFileSync(`/proc/${guard}/cmdline`, "utf8")).toContain("chaingate-anvil-pid");
+    process.kill(guard, "SIGTERM");
+    // Past the grace given to a stop of chaingate's own (decision 215), the supervisor restarts it.
+    expect(await waitUntil(() => node.restarts > restarts && node.status === "running", 60_000)).toBe(true);
+    // The guard saved a last time before it stopped anvil: the block is the one the record names.
+    expect(
+      await waitUntil(
+        async () => (await receiptOf(rt, hash).catch(() => null))?.blockHash !== undefined,
+        30_000,
+      ),
+    ).toBe(true);
+    expect((await receiptOf(rt, hash))?.blockHash).toBe(before!.blockHash);
+  }, 120_000);
 });
