@@ -244,6 +244,8 @@ class AnvilSupervisor implements AnvilNode {
       // (Ctrl-C, `kill -- -<pgid>`): chaingate's own stop is given a moment before this counts as a
       // death, so a stop is not logged as one nor met with a restart (decision 215).
       if (code !== null && GUARD_SIGNAL_EXITS.has(code)) {
+        // Down meanwhile, whichever it turns out to be: /network and /readyz say so.
+        this.state = "restarting";
         await this.pause(SIGNALLED_GRACE_MS);
         if (this.stopping) return;
       }

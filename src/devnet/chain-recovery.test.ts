@@ -168,6 +168,8 @@ describe("an embedded chain that dies or goes back", () => {
     const guard = Number(readFileSync(`/proc/${node.pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
     expect(readFileSync(`/proc/${guard}/cmdline`, "utf8")).toContain("chaingate-anvil-pid");
     process.kill(guard, "SIGTERM");
+    // Down from the guard's exit on: the status says so through the grace, not "running".
+    expect(await waitUntil(() => node.status === "restarting", 30_000)).toBe(true);
     // Past the grace given to a stop of chaingate's own (decision 215), the supervisor restarts it.
     expect(await waitUntil(() => node.restarts > restarts && node.status === "running", 60_000)).toBe(true);
     // The guard saved a last time before it stopped anvil: the block is the one the record names.
