@@ -233,6 +233,41 @@ describeEachStore("group commit", (target) => {
     expect(await addresses(c)).toHaveLength(count);
   });
 
+  it("a job joined apart carries at most its count of items and is a group of its own, in arrival order", async () => {
+    const c = ++chain;
+    const runs: { items: string[]; trx: Transaction<Database> }[] = [];
+    const join = (address: string) =>
+      opened.store.group.join(
+        `apart:${c}`,
+        address,
+        async (trx, items: string[]) => {
+          runs.push({ items: [...items], trx });
+          for (const item of items) await insert(trx, c, item);
+        },
+        "",
+        { apart: 2 },
+      );
+    const plain = (address: string) =>
+      opened.store.group.run(async (trx) => {
+        await insert(trx, c, address);
+        return trx;
+      });
+    // One turn: two plain jobs, five joined items, one plain job behind them.
+    const [p1, p2, , , , , , p3] = await Promise.all([
+      plain("p1"),
+      plain("p2"),
+      ...["a", "b", "c", "d", "e"].map(join),
+      plain("p3"),
+    ]);
+    expect(runs.map((run) => run.items)).toEqual([["a", "b"], ["c", "d"], ["e"]]);
+    // Each joined job in a transaction of its own, shared with no other job.
+    const joinedTrxs = runs.map((run) => run.trx);
+    expect(new Set(joinedTrxs).size).toBe(3);
+    expect(p1).toBe(p2);
+    for (const trx of [p1, p2, p3]) expect(joinedTrxs).not.toContain(trx);
+    expect(await addresses(c)).toEqual(["a", "b", "c", "d", "e", "p1", "p2", "p3"]);
+  });
+
   it("a job that lost a lock conflict is run once more, alone", async () => {
     const c = ++chain;
     let tries = 0;

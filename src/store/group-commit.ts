@@ -17,6 +17,8 @@ interface Job {
   key: string;
   /** Lock conflicts lost so far (each is run once more, alone, up to CONFLICT_RETRIES). */
   conflicts?: number;
+  /** Written as a group of its own (see JoinOptions.apart). */
+  apart?: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -110,6 +112,18 @@ export interface CommitDurability {
 /** Items one joined job may carry (its statement names them all: far below every driver's limit). */
 export const MAX_JOINED = 500;
 
+/** How a joined job is written. */
+export interface JoinOptions {
+  /** A write nobody waits for (see `run`). */
+  lazy?: boolean;
+  /**
+   * At most this many items, and the job a group of its own, never written with another (decision
+   * 216): a burst's requests then go on in turns, one part's commit and sends on their way while
+   * the next part is written, where one group held them all through each step in turn.
+   */
+  apart?: number;
+}
+
 interface Joined {
   items: unknown[];
   done: Promise<void>;
@@ -198,6 +212,10 @@ export class GroupCommit {
    * savepoint, its statement and its pages to that request's commit, at one connection every one.
    */
   run<T>(work: GroupWork<T>, key = "", lazy = false): Promise<Answer<T>> {
+    return this.enqueue(work, key, lazy, false);
+  }
+
+  private enqueue<T>(work: GroupWork<T>, key: string, lazy: boolean, apart: boolean): Promise<Answer<T>> {
     return new Promise<Answer<T>>((resolve, reject) => {
       // The job runs from the group's turn, not its caller's: it keeps its caller's async context
       // (its log bindings); what the job needs of its request it takes as arguments.
@@ -208,6 +226,7 @@ export class GroupCommit {
         resolve: resolve as (v: unknown) => void,
         reject,
       };
+      if (apart) job.apart = true;
       if (lazy) {
         this.lazyQueue.push(job);
         this.scheduleLater();
@@ -251,10 +270,10 @@ export class GroupCommit {
     /** What it answers is not heard (a LastStatement it returns is, see `run`). */
     work: (trx: Transaction<Database>, items: T[]) => Promise<unknown>,
     key = "",
-    lazy = false,
+    options: JoinOptions = {},
   ): Promise<void> {
     const open = this.joined.get(joinKey);
-    if (open && open.items.length < MAX_JOINED) {
+    if (open && open.items.length < (options.apart ?? MAX_JOINED)) {
       open.items.push(item);
       return open.done;
     }
@@ -263,13 +282,14 @@ export class GroupCommit {
     const close = () => {
       if (this.joined.get(joinKey) === batch) this.joined.delete(joinKey);
     };
-    batch.done = this.run(
+    batch.done = this.enqueue(
       async (trx) => {
         close();
         return work(trx, batch.items as T[]);
       },
       key,
-      lazy,
+      options.lazy ?? false,
+      options.apart !== undefined,
     ).then(() => undefined);
     // A group lost before this job started (its transaction could not begin) settles it without
     // running it: later items must not join a batch whose answer is already given.
@@ -321,7 +341,7 @@ export class GroupCommit {
     setImmediate(() => {
       this.scheduled = false;
       while (this.inFlight < this.concurrency && this.queue.length > 0) {
-        const jobs = this.queue.splice(0, MAX_GROUP);
+        const jobs = this.nextGroup();
         this.inFlight++;
         void this.write(jobs).finally(() => {
           this.inFlight--;
@@ -330,6 +350,14 @@ export class GroupCommit {
         });
       }
     });
+  }
+
+  /** The jobs of the next group, in arrival order: a job written apart alone, else up to MAX_GROUP others. */
+  private nextGroup(): Job[] {
+    if (this.queue[0]!.apart) return this.queue.splice(0, 1);
+    let count = 1;
+    while (count < MAX_GROUP && count < this.queue.length && !this.queue[count]!.apart) count++;
+    return this.queue.splice(0, count);
   }
 
   /**

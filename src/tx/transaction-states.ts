@@ -115,7 +115,7 @@ export class TransactionStates {
       row,
       (trx, rows) => this.write(trx, rows, row.state, move),
       transactionKey(row.id),
-      lazy,
+      { lazy },
     );
   }
 
