@@ -205,7 +205,9 @@ export class SignerKit {
       },
       async (idempotencyRef) => {
         const op = await this.operation(chain, tx, owner);
-        const submitted = await this.options.pipeline.submit({ ...op, idempotencyRef });
+        // Set on the operation made for this call, not spread into a copy of it (decision 217).
+        op.idempotencyRef = idempotencyRef;
+        const submitted = await this.options.pipeline.submit(op);
         // Sent through us: pending filters see it even if no node filter reports it.
         await this.options.filters.noteSent(chain, submitted.txHash);
         return submitted.txHash;

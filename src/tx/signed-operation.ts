@@ -62,39 +62,62 @@ export async function signOperation(
   nonce: number,
   authorizations?: AuthorizationEntry[],
 ): Promise<Hex> {
-  const base = {
-    chainId: op.chain.chainId,
-    nonce,
-    gas,
-    value: op.value,
-    data: op.data,
-    ...(op.to === null ? {} : { to: op.to }),
-  };
-  const list = op.accessList === undefined ? {} : { accessList: op.accessList };
   const authorizationList = (authorizations ?? (await authorizationsAt(op, nonce))).map(
     (e) => e.authorization,
   );
+  // Written out field by field, not spread from a shared base: V8 (Node 20) builds `{ ...o }`
+  // through a slow path, and a plain send made three such objects (decision 217).
+  const to = op.to === null ? undefined : op.to;
   const tx: TransactionSerializable =
     fees.type === "eip1559"
       ? authorizationList.length > 0
         ? {
-            ...base,
-            ...list,
             type: "eip7702",
+            chainId: op.chain.chainId,
+            nonce,
+            gas,
+            value: op.value,
+            data: op.data,
+            to,
+            accessList: op.accessList,
             maxFeePerGas: fees.maxFeePerGas,
             maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
             authorizationList,
           }
         : {
-            ...base,
-            ...list,
             type: "eip1559",
+            chainId: op.chain.chainId,
+            nonce,
+            gas,
+            value: op.value,
+            data: op.data,
+            to,
+            accessList: op.accessList,
             maxFeePerGas: fees.maxFeePerGas,
             maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
           }
       : op.accessList === undefined
-        ? { ...base, type: "legacy", gasPrice: fees.gasPrice }
-        : { ...base, type: "eip2930", gasPrice: fees.gasPrice, accessList: op.accessList };
+        ? {
+            type: "legacy",
+            chainId: op.chain.chainId,
+            nonce,
+            gas,
+            value: op.value,
+            data: op.data,
+            to,
+            gasPrice: fees.gasPrice,
+          }
+        : {
+            type: "eip2930",
+            chainId: op.chain.chainId,
+            nonce,
+            gas,
+            value: op.value,
+            data: op.data,
+            to,
+            gasPrice: fees.gasPrice,
+            accessList: op.accessList,
+          };
   return op.account.signTransaction!(tx);
 }
 
