@@ -65,8 +65,8 @@ export async function signOperation(
   const authorizationList = (authorizations ?? (await authorizationsAt(op, nonce))).map(
     (e) => e.authorization,
   );
-  // Written out field by field, not spread from a shared base: V8 (Node 20) builds `{ ...o }`
-  // through a slow path, and a plain send made three such objects (decision 217).
+  // Written out field by field, not spread from a shared base: V8 (Node 20) builds `{ ...o, more }`
+  // through a slow path, 4-5 µs a signed transaction here (decisions 170, 217).
   const to = op.to === null ? undefined : op.to;
   const tx: TransactionSerializable =
     fees.type === "eip1559"
