@@ -348,6 +348,19 @@ async function chaingateRound(pool = gateway, pid = pids.chaingate): Promise<Rou
   );
 }
 
+/** A side's rounds as lists, warm-up rounds apart (results' per_round). */
+function perRound(warm: readonly Round[], counted: readonly Round[]) {
+  const lists = (rounds: readonly Round[]) => ({
+    tx_per_s: rounds.map((x) => round(x.rps, 0)),
+    p50_ms: rounds.map((x) => round(x.p50, 3)),
+    /** chaingate's process (a chaingate side; sign-then-send's is its client's, below). */
+    cpu_ms_per_tx_during_requests: rounds.map((x) => round(x.gatewayBurstCpuMs, 3)),
+    client_cpu_ms_per_tx: rounds.map((x) => round(x.clientCpuMs, 3)),
+    anvil_cpu_ms_per_tx_during_requests: rounds.map((x) => round(x.anvilBurstCpuMs, 3)),
+  });
+  return { warmup: lists(warm), counted: lists(counted) };
+}
+
 /** B: sign-then-send, or the other build's chaingate. */
 const roundB = () =>
   other === undefined || pids.other === undefined ? signThenSendRound() : chaingateRound(other, pids.other);
@@ -356,9 +369,11 @@ try {
   // Warm-up rounds, not counted: V8 optimises the hot code over the first few thousand transactions
   // (CPU per transaction fell from 1.4 ms in the first round to 0.6-0.7 ms from the third on), and a
   // service runs warm. Each side gets its own.
+  const warmA: Round[] = [];
+  const warmB: Round[] = [];
   for (let w = 0; w < WARMUP; w++) {
-    await chaingateRound();
-    if (ONLY !== "chaingate") await roundB();
+    warmA.push(await chaingateRound());
+    if (ONLY !== "chaingate") warmB.push(await roundB());
   }
   const a: Round[] = [];
   const b: Round[] = [];
@@ -431,7 +446,15 @@ try {
         chaingate: spread(a.map((x) => x.clientCpuMs)),
         [B]: spread(b.map((x) => x.clientCpuMs)),
       },
-      all_mined: [...a, ...b].every((x) => x.allMined),
+      /**
+       * Each round in the order run (warm-up rounds first, apart): how a side's rate and CPU move
+       * from round to round (V8's optimising compiler, the machine), which min/median/max hide.
+       */
+      per_round: {
+        chaingate: perRound(warmA, a),
+        [B]: perRound(warmB, b),
+      },
+      all_mined: [...warmA, ...warmB, ...a, ...b].every((x) => x.allMined),
     };
     console.log(JSON.stringify(results, null, 2));
     mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
