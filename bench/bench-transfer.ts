@@ -1,5 +1,6 @@
-/** The transfer every send bench signs (chaingate's sign-then-send baseline and the send floor alike), and how a bench ends what it started. */
+/** The transfer every send bench signs (chaingate's sign-then-send baseline and the send floor alike), the JSON POST they make, and how a bench ends what it started. */
 import type { ChildProcess } from "node:child_process";
+import type { Pool } from "undici";
 
 /** 1 wei to anvil's second dev account on the bench chain (1001), with fixed fees and gas. */
 export const BENCH_TO = "0x70997970c51812dc3a010c7901b1fccccc3f7aa2";
@@ -28,4 +29,19 @@ export async function stopProcesses(started: readonly ChildProcess[]): Promise<v
         }),
     ),
   );
+}
+
+/** A JSON POST to a gateway (or node) pool: its status and body text. */
+export async function post(
+  pool: Pool,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; text: string }> {
+  const response = await pool.request({
+    path,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: response.statusCode, text: await response.body.text() };
 }

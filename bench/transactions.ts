@@ -36,7 +36,7 @@ import { parseEther } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { startGatewayProcess, startPlainAnvil } from "./bench-anvil.js";
 import { percentile, processCpuSeconds, round, spread } from "./bench-stats.js";
-import { BENCH_TO, benchTransfer, stopProcesses } from "./bench-transfer.js";
+import { BENCH_TO, benchTransfer, post, stopProcesses } from "./bench-transfer.js";
 import { recordHistory } from "./store-history.js";
 
 const COUNT = Number(process.env.BENCH_TX_COUNT ?? 1000);
@@ -163,15 +163,6 @@ const other =
     ? undefined
     : new Pool(new URL(otherProcess.url).origin, { connections: CONCURRENCY + 2 });
 
-async function post(pool: Pool, path: string, body: unknown): Promise<{ status: number; text: string }> {
-  const response = await pool.request({
-    path,
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: response.statusCode, text: await response.body.text() };
-}
 async function nodeCall(method: string, params: unknown[]): Promise<unknown> {
   const { text } = await post(anvil, "/", { jsonrpc: "2.0", id: 1, method, params });
   return (JSON.parse(text) as { result: unknown }).result;

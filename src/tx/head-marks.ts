@@ -3,8 +3,9 @@ import type { Chain } from "../upstream/chain-registry.js";
 
 /**
  * Per chain and key (a transaction hash, a block's `number:hash`), the head at which the node last
- * answered a given way. With no fresh head nothing is marked, so everything is asked. Each pass
- * keeps only the keys it still follows, so the memory is bounded by the tracker's batches.
+ * answered a given way. With no fresh head nothing is marked, so everything is asked. The keys
+ * are cut to those still followed (each walk over the sent rows, each pass's mined blocks), so the
+ * memory is bounded by the rows the tracker follows.
  */
 export class HeadMarks {
   private readonly byChain = new Map<number, Map<string, number>>();

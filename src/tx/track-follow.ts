@@ -14,14 +14,26 @@ import { broadcast } from "./track-broadcast.js";
 import type { TrackerContext } from "./tracker-context.js";
 import { isAlreadyKnown } from "./tx-errors.js";
 
-export async function followSent(ctx: TrackerContext, chain: Chain, row: TransactionsTable): Promise<void> {
+/**
+ * What following a sent transaction came to: its receipt (or the one it replaced won), so it is
+ * followed no more; the node asked and without one; or not asked (none at this head already, or
+ * the node not reached).
+ */
+export type Followed = "moved" | "asked" | "unasked";
+
+export async function followSent(
+  ctx: TrackerContext,
+  chain: Chain,
+  row: TransactionsTable,
+): Promise<Followed> {
   let receipt: NodeReceipt | null;
+  const asks = ctx.asksReceipt(chain, row.tx_hash);
   try {
     receipt = await ctx.sentReceipt(chain, row.tx_hash);
   } catch {
-    return;
+    return "unasked";
   }
-  if (!receipt && row.replaces && (await originalWon(ctx, chain, row))) return;
+  if (!receipt && row.replaces && (await originalWon(ctx, chain, row))) return "moved";
   if (receipt) {
     ctx.bumpRefusedUntil.delete(row.id);
     // Its authorizations took their authorities' nonces (or, invalid, took none): their ledgers follow the chain.
@@ -48,12 +60,14 @@ export async function followSent(ctx: TrackerContext, chain: Chain, row: Transac
         error: await revertOf(chain, row, blockNumber),
       });
     }
-    return;
+    return "moved";
   }
   const sentAt = row.sent_at ?? row.created_at;
   const age = ctx.now() - sentAt;
   const firstCheck = Math.min(ctx.options.resendAfterMs, ctx.options.replaceAfterMs);
-  if (sentAt >= ctx.startedAt && age < firstCheck) return;
+  // Without a fresh head every pass asks again: the walk then keeps its pause, not to ask a backlog back to back.
+  const followed = asks && chain.head?.head !== undefined ? "asked" : "unasked";
+  if (sentAt >= ctx.startedAt && age < firstCheck) return followed;
   const known = await nodeRead(chain, "eth_getTransactionByHash", [row.tx_hash], { batch: true }).catch(
     () => undefined,
   );
@@ -63,6 +77,7 @@ export async function followSent(ctx: TrackerContext, chain: Chain, row: Transac
   } else if (known && (age >= ctx.options.replaceAfterMs || (await heldNotReady(ctx, chain, row, age)))) {
     await replace(ctx, chain, row);
   }
+  return followed;
 }
 
 /**

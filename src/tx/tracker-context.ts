@@ -53,6 +53,13 @@ const LIFE_SPANS: Partial<Record<TxState, string>> = {
 /** Rows handled per state and chain per pass, so a backlog cannot make one pass unbounded. */
 export const BATCH = 500;
 
+/** A page of a chain's rows in one state (see TrackerContext.page). */
+export interface Page {
+  rows: TransactionsTable[];
+  /** Rows may follow this page: the walk goes on from its last row at the next pass. */
+  more: boolean;
+}
+
 export class TrackerContext {
   readonly now: () => number;
   readonly states: TransactionStates;
@@ -64,6 +71,10 @@ export class TrackerContext {
   private readonly absent = new HeadMarks();
   /** The head at which each mined row's block (`number:hash`) was last read as the chain's (see track-confirm). */
   readonly canonical = new HeadMarks();
+  /** Per chain and state, the last row of the page read last, where the walk goes on (see page). */
+  private readonly walks = new Map<string, { nonce: number; id: string }>();
+  /** Per chain, the hashes followed since its walk over sent rows began (see followedAll). */
+  private readonly followed = new Map<number, string[]>();
 
   constructor(readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
@@ -111,6 +122,11 @@ export class TrackerContext {
     return receiptOf(chain, hash, { batch: true });
   }
 
+  /** Whether sentReceipt would ask the node (false: it had no receipt at the chain's head already). */
+  asksReceipt(chain: Chain, hash: string): boolean {
+    return !this.absent.at(chain, hash, chain.head?.head);
+  }
+
   /**
    * A sent (or recently dropped) transaction's receipt, asked of the node only when the chain's
    * head has moved since the node last had none for it (decision 187): a pass every second against a chain making a block
@@ -127,12 +143,50 @@ export class TrackerContext {
     return receipt;
   }
 
-  /** Keeps the heads of missing receipts only for `rows`, the hashes this pass follows (sent rows, recent drops): bounded by the batches. */
-  keepAbsent(chain: Chain, rows: readonly Pick<TransactionsTable, "tx_hash">[]): void {
-    this.absent.keepOnly(
-      chain,
-      rows.map((row) => row.tx_hash),
-    );
+  /**
+   * The chain's next BATCH rows in `state`, in (nonce, id) order from where the last page ended; a
+   * short page ends the walk, and the next begins it again. Each pass reads one page, so it stays
+   * bounded, and a backlog larger than a page is reached page by page: with the first page read
+   * every pass, rows past it went unfollowed for as long as the first ones stayed (500 stuck
+   * transactions of one address hid every later nonce of the chain), and a burst's block was
+   * confirmed 500 rows a pass (decision 220).
+   */
+  async page(chain: Chain, state: "queued" | "sent"): Promise<Page> {
+    const key = `${chain.chainId}:${state}`;
+    const after = this.walks.get(key);
+    let query = this.options.store.db
+      .selectFrom("transactions")
+      .selectAll()
+      .where("chain_id", "=", chain.chainId)
+      .where("state", "in", stateLiterals([state]));
+    if (after !== undefined)
+      // The range on nonce alone, so the read starts in the state index at the walk's place.
+      query = query
+        .where("nonce", ">=", after.nonce)
+        .where((eb) => eb.or([eb("nonce", ">", after.nonce), eb("id", ">", after.id)]));
+    const rows = await query.orderBy("nonce").orderBy("id").limit(fixedLimit(BATCH)).execute();
+    const last = rows.at(-1);
+    const more = rows.length === BATCH && last !== undefined;
+    if (more) this.walks.set(key, { nonce: Number(last.nonce), id: last.id });
+    else this.walks.delete(key);
+    return { rows, more };
+  }
+
+  /**
+   * Keeps the heads of missing receipts only for the hashes followed since the chain's walk over
+   * its sent rows began (with the recent drops of each of its passes), once the walk has ended
+   * (`page` was its last): marks of rows on a later page are kept until the walk has reached them.
+   */
+  followedAll(chain: Chain, page: Page, dropped: readonly Pick<TransactionsTable, "tx_hash">[]): void {
+    const hashes = this.followed.get(chain.chainId) ?? [];
+    for (const row of page.rows) hashes.push(row.tx_hash);
+    for (const row of dropped) hashes.push(row.tx_hash);
+    if (page.more) {
+      this.followed.set(chain.chainId, hashes);
+      return;
+    }
+    this.followed.delete(chain.chainId);
+    this.absent.keepOnly(chain, hashes);
   }
 
   /**
