@@ -14,26 +14,14 @@ import { broadcast } from "./track-broadcast.js";
 import type { TrackerContext } from "./tracker-context.js";
 import { isAlreadyKnown } from "./tx-errors.js";
 
-/**
- * What following a sent transaction came to: its receipt (or the one it replaced won), so it is
- * followed no more; the node asked and without one; or not asked (none at this head already, or
- * the node not reached).
- */
-export type Followed = "moved" | "asked" | "unasked";
-
-export async function followSent(
-  ctx: TrackerContext,
-  chain: Chain,
-  row: TransactionsTable,
-): Promise<Followed> {
+export async function followSent(ctx: TrackerContext, chain: Chain, row: TransactionsTable): Promise<void> {
   let receipt: NodeReceipt | null;
-  const asks = ctx.asksReceipt(chain, row.tx_hash);
   try {
     receipt = await ctx.sentReceipt(chain, row.tx_hash);
   } catch {
-    return "unasked";
+    return;
   }
-  if (!receipt && row.replaces && (await originalWon(ctx, chain, row))) return "moved";
+  if (!receipt && row.replaces && (await originalWon(ctx, chain, row))) return;
   if (receipt) {
     ctx.bumpRefusedUntil.delete(row.id);
     // Its authorizations took their authorities' nonces (or, invalid, took none): their ledgers follow the chain.
@@ -60,14 +48,12 @@ export async function followSent(
         error: await revertOf(chain, row, blockNumber),
       });
     }
-    return "moved";
+    return;
   }
   const sentAt = row.sent_at ?? row.created_at;
   const age = ctx.now() - sentAt;
   const firstCheck = Math.min(ctx.options.resendAfterMs, ctx.options.replaceAfterMs);
-  // Without a fresh head every pass asks again: the walk then keeps its pause, not to ask a backlog back to back.
-  const followed = asks && chain.head?.head !== undefined ? "asked" : "unasked";
-  if (sentAt >= ctx.startedAt && age < firstCheck) return followed;
+  if (sentAt >= ctx.startedAt && age < firstCheck) return;
   const known = await nodeRead(chain, "eth_getTransactionByHash", [row.tx_hash], { batch: true }).catch(
     () => undefined,
   );
@@ -77,7 +63,6 @@ export async function followSent(
   } else if (known && (age >= ctx.options.replaceAfterMs || (await heldNotReady(ctx, chain, row, age)))) {
     await replace(ctx, chain, row);
   }
-  return followed;
 }
 
 /**

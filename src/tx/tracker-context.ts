@@ -75,6 +75,8 @@ export class TrackerContext {
   private readonly walks = new Map<string, { nonce: number; id: string }>();
   /** Per chain, the hashes followed since its walk over sent rows began (see followedAll). */
   private readonly followed = new Map<number, string[]>();
+  /** Changes of state the tracker has asked for (see update): a pass that asked for some made progress. */
+  private moved = 0;
 
   constructor(readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
@@ -95,6 +97,8 @@ export class TrackerContext {
 
   /** Moves a row on, if no one else did first (see TransactionStates.move: rows moved alike in one turn share one statement). */
   update(row: TransactionsTable, set: Partial<TransactionsTable>, then?: TxState): Promise<void> {
+    // A row's state changed, not a resend's stamp or a note: what tells a pass it made progress.
+    if (set.state !== undefined && set.state !== row.state) this.moved++;
     const write = () => this.states.move(row, { set, ...(then === undefined ? {} : { then }) });
     if (!tracingOn() || set.state === undefined || set.state === row.state) return write();
     // Each step of the transaction's life is a span of the trace it was signed in, whichever instance
@@ -122,11 +126,6 @@ export class TrackerContext {
     return receiptOf(chain, hash, { batch: true });
   }
 
-  /** Whether sentReceipt would ask the node (false: it had no receipt at the chain's head already). */
-  asksReceipt(chain: Chain, hash: string): boolean {
-    return !this.absent.at(chain, hash, chain.head?.head);
-  }
-
   /**
    * A sent (or recently dropped) transaction's receipt, asked of the node only when the chain's
    * head has moved since the node last had none for it (decision 187): a pass every second against a chain making a block
@@ -145,11 +144,11 @@ export class TrackerContext {
 
   /**
    * The chain's next BATCH rows in `state`, in (nonce, id) order from where the last page ended; a
-   * short page ends the walk, and the next begins it again. Each pass reads one page, so it stays
-   * bounded, and a backlog larger than a page is reached page by page: with the first page read
-   * every pass, rows past it went unfollowed for as long as the first ones stayed (500 stuck
-   * transactions of one address hid every later nonce of the chain), and a burst's block was
-   * confirmed 500 rows a pass (decision 220).
+   * short page ends the walk, and the next begins it again, as does a page on which rows moved on
+   * (see restartWalk). Each pass reads one page, so it stays bounded (and keeps its pace: a page a
+   * pass), and a backlog larger than a page is reached page by page: with the first page read every
+   * pass, rows past it went unfollowed for as long as the first ones stayed (500 stuck transactions
+   * of one address hid every later nonce of the chain, decision 220).
    */
   async page(chain: Chain, state: "queued" | "sent"): Promise<Page> {
     const key = `${chain.chainId}:${state}`;
@@ -172,16 +171,35 @@ export class TrackerContext {
     return { rows, more };
   }
 
+  /** How many changes of state the tracker has asked for so far: compared before and after a page's work. */
+  get moves(): number {
+    return this.moved;
+  }
+
+  /**
+   * Begins the chain's walk over `state` again at its next page: rows of this page moved on, so the
+   * lowest nonces, those the chain takes first, are the likeliest to move next (a burst's block is
+   * followed from its first rows, page after page, as when every pass read the first page).
+   */
+  restartWalk(chain: Chain, state: "queued" | "sent"): void {
+    this.walks.delete(`${chain.chainId}:${state}`);
+  }
+
   /**
    * Keeps the heads of missing receipts only for the hashes followed since the chain's walk over
-   * its sent rows began (with the recent drops of each of its passes), once the walk has ended
-   * (`page` was its last): marks of rows on a later page are kept until the walk has reached them.
+   * its sent rows began (with the recent drops of each of its passes), once the walk has `ended`:
+   * marks of rows on a later page are kept until the walk has reached them.
    */
-  followedAll(chain: Chain, page: Page, dropped: readonly Pick<TransactionsTable, "tx_hash">[]): void {
+  followedAll(
+    chain: Chain,
+    page: Page,
+    dropped: readonly Pick<TransactionsTable, "tx_hash">[],
+    ended: boolean,
+  ): void {
     const hashes = this.followed.get(chain.chainId) ?? [];
     for (const row of page.rows) hashes.push(row.tx_hash);
     for (const row of dropped) hashes.push(row.tx_hash);
-    if (page.more) {
+    if (!ended) {
       this.followed.set(chain.chainId, hashes);
       return;
     }

@@ -30,9 +30,6 @@ export class TransactionTracker {
       this.toReconcile.add(chain.chainId);
       const off = chain.head?.onReset(() => this.toReconcile.add(chain.chainId));
       if (off) this.unsubscribe.push(off);
-      // A new block's receipts are asked for when its head is seen, not up to a pause later.
-      const woken = chain.head?.onHead(() => this.loop.wake());
-      if (woken) this.unsubscribe.push(woken);
     }
   }
 
@@ -46,20 +43,15 @@ export class TransactionTracker {
   }
 
   /**
-   * One pass over every chain; exposed so tests and shutdown can drive it. Where a chain's pass
-   * read a full page and had work on it (queued rows sent, receipts asked for), the next pass
-   * starts at once rather than after the pause: a burst's block, or a new head, is followed page
-   * after page to the end, while a backlog already asked about at this head (stuck in the node's
-   * pool) is walked a page a pause.
+   * One pass over every chain; exposed so tests and shutdown can drive it. Each reads a page of a
+   * chain's queued and of its sent rows, from where the last one ended (TrackerContext.page).
    */
   async tick(): Promise<void> {
     await this.ctx.options.pipeline.settleDeferred();
-    const more = await Promise.all(this.ctx.options.chains.all().map((chain) => this.tickChain(chain)));
-    if (more.includes(true)) this.loop.wake();
+    await Promise.all(this.ctx.options.chains.all().map((chain) => this.tickChain(chain)));
   }
 
-  /** One chain's pass; answers whether it had work on a full page, with rows left past it. */
-  private async tickChain(chain: Chain): Promise<boolean> {
+  private async tickChain(chain: Chain): Promise<void> {
     const ctx = this.ctx;
     if (this.toReconcile.delete(chain.chainId)) {
       try {
@@ -70,21 +62,24 @@ export class TransactionTracker {
       }
     }
     const queued = await ctx.page(chain, "queued");
+    const sentBefore = ctx.moves;
     const now = ctx.now();
-    let sentAgain = false;
     for (const row of queued.rows) {
       // A row queued since this tracker started may belong to a pipeline that is broadcasting it
       // right now: sending it too could get "nonce too low" back there and a second transaction
       // signed. Rows from before the start (a crash) go at once; later ones after a grace time.
       if (heldByPipeline(row, ctx.startedAt, now)) continue;
-      if (await broadcast(ctx, chain, row)) sentAgain = true;
+      await broadcast(ctx, chain, row);
     }
+    if (ctx.moves > sentBefore) ctx.restartWalk(chain, "queued");
     const sent = await ctx.page(chain, "sent");
     const dropped = await recentDrops(ctx, chain);
-    ctx.followedAll(chain, sent, dropped);
-    const followed = await Promise.all(sent.rows.map((row) => followSent(ctx, chain, row)));
+    const followedBefore = ctx.moves;
+    await Promise.all(sent.rows.map((row) => followSent(ctx, chain, row)));
+    const moved = ctx.moves > followedBefore;
+    if (moved) ctx.restartWalk(chain, "sent");
+    ctx.followedAll(chain, sent, dropped, moved || !sent.more);
     await followDropped(ctx, chain, dropped);
     await confirm(ctx, chain);
-    return (queued.more && sentAgain) || (sent.more && followed.some((f) => f !== "unasked"));
   }
 }
