@@ -75,8 +75,8 @@ export class TrackerContext {
   private readonly walks = new Map<string, { nonce: number; id: string }>();
   /** Per chain, the hashes followed since its walk over sent rows began (see followedAll). */
   private readonly followed = new Map<number, string[]>();
-  /** Changes of state the tracker has asked for (see update): a pass that asked for some made progress. */
-  private moved = 0;
+  /** Per chain, the changes of state the tracker has asked for (see update): a pass that asked for some made progress. */
+  private readonly moved = new Map<number, number>();
 
   constructor(readonly options: TrackerOptions) {
     this.now = options.now ?? Date.now;
@@ -98,7 +98,8 @@ export class TrackerContext {
   /** Moves a row on, if no one else did first (see TransactionStates.move: rows moved alike in one turn share one statement). */
   update(row: TransactionsTable, set: Partial<TransactionsTable>, then?: TxState): Promise<void> {
     // A row's state changed, not a resend's stamp or a note: what tells a pass it made progress.
-    if (set.state !== undefined && set.state !== row.state) this.moved++;
+    if (set.state !== undefined && set.state !== row.state)
+      this.moved.set(row.chain_id, (this.moved.get(row.chain_id) ?? 0) + 1);
     const write = () => this.states.move(row, { set, ...(then === undefined ? {} : { then }) });
     if (!tracingOn() || set.state === undefined || set.state === row.state) return write();
     // Each step of the transaction's life is a span of the trace it was signed in, whichever instance
@@ -171,9 +172,12 @@ export class TrackerContext {
     return { rows, more };
   }
 
-  /** How many changes of state the tracker has asked for so far: compared before and after a page's work. */
-  get moves(): number {
-    return this.moved;
+  /**
+   * How many changes of state the tracker has asked for on `chain` so far: compared before and after
+   * a page's work (per chain, as the chains' passes run at once).
+   */
+  moves(chain: Chain): number {
+    return this.moved.get(chain.chainId) ?? 0;
   }
 
   /**

@@ -62,7 +62,7 @@ export class TransactionTracker {
       }
     }
     const queued = await ctx.page(chain, "queued");
-    const sentBefore = ctx.moves;
+    const queuedBefore = ctx.moves(chain);
     const now = ctx.now();
     for (const row of queued.rows) {
       // A row queued since this tracker started may belong to a pipeline that is broadcasting it
@@ -71,12 +71,12 @@ export class TransactionTracker {
       if (heldByPipeline(row, ctx.startedAt, now)) continue;
       await broadcast(ctx, chain, row);
     }
-    if (ctx.moves > sentBefore) ctx.restartWalk(chain, "queued");
+    if (ctx.moves(chain) > queuedBefore) ctx.restartWalk(chain, "queued");
     const sent = await ctx.page(chain, "sent");
     const dropped = await recentDrops(ctx, chain);
-    const followedBefore = ctx.moves;
+    const followedBefore = ctx.moves(chain);
     await Promise.all(sent.rows.map((row) => followSent(ctx, chain, row)));
-    const moved = ctx.moves > followedBefore;
+    const moved = ctx.moves(chain) > followedBefore;
     if (moved) ctx.restartWalk(chain, "sent");
     ctx.followedAll(chain, sent, dropped, moved || !sent.more);
     await followDropped(ctx, chain, dropped);
