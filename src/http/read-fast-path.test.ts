@@ -183,6 +183,37 @@ describe("node reads on POST / with request logging off", () => {
     );
   });
 
+  it("a body answered from the cache before, sent again with another id, gets the full path's bytes (property)", async () => {
+    const params = `["${blockHash}",false]`;
+    // [path, body around its id]: the orders viem and ethers write, and decoys whose first `"id":` is not the call's.
+    const shapes: [string, (id: string) => string][] = [
+      ["/", (id) => `{"jsonrpc":"2.0","id":${id},"method":"eth_getBlockByHash","params":${params}}`],
+      ["/", (id) => `{"method":"eth_getBlockByHash","params":${params},"id":${id},"jsonrpc":"2.0"}`],
+      ["/", (id) => `{"jsonrpc":"2.0","id":${id},"method":"eth_chainId","params":[],"id":7}`],
+      ["/", (id) => `{"x":{"id":${id}},"jsonrpc":"2.0","id" :7,"method":"eth_chainId","params":[]}`],
+      ["/eth_getBlockByHash", (id) => `{"params":${params},"id":${id}}`],
+    ];
+    // Each answered twice first (the second from the cache: the body is kept), the decoys with id 7.
+    for (const [path, shape] of shapes)
+      for (const id of ["7", "7"]) expect((await post(rt.url, path, json, shape(id))).status).toBe(200);
+    const anyId = fc.oneof(
+      fc.integer(),
+      fc.nat(99),
+      fc.constantFrom(7, -0, 1.5, 1e21, 123456789012345, 1234567890123456),
+      fc.string({ maxLength: 70 }),
+      fc.constantFrom("", 'q"', "\u2028", "é"),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...shapes), anyId, async ([path, shape], id) => {
+        const body = shape(JSON.stringify(id));
+        const fast = await post(rt.url, path, json, body);
+        const full = await post(rt.url, `${path}?chain_id=1001`, json, body);
+        expect({ status: fast.status, text: fast.text }).toEqual({ status: full.status, text: full.text });
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   it("a refused Host, a browser's Origin, a body over 8 KiB and a body sent in pieces get what the full path gives", async () => {
     const body = call("eth_chainId", []);
     await post(rt.url, "/", json, body);

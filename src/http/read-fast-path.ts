@@ -5,13 +5,14 @@ import type { KeyRing, Tenant } from "../auth/key-ring.js";
 import type { AccessLog } from "../logging/access-log.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { RpcDispatcher } from "../rpc/dispatcher.js";
-import { readNativeRequest, readRpcRequest, resultAnswer } from "../rpc/envelope.js";
+import { type RpcRequest, readNativeRequest, readRpcRequest, resultAnswer } from "../rpc/envelope.js";
 import { tracingOn } from "../tracing/spans.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { JsonText } from "../upstream/json-text.js";
 import { type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
 import { answerCall, answerOf } from "./answer-call.js";
 import type { BrowserGuardOptions } from "./browser-guard.js";
+import { CallTemplates, scopeOf } from "./call-templates.js";
 import { admitCaller, idempotencyKeyOf, requestIdOf, writeFastAnswer } from "./fast-admission.js";
 import { parseJsonText } from "./json-body.js";
 import { JSON_TYPE } from "./jsonrpc-context.js";
@@ -65,6 +66,9 @@ const MAX_BODY_BYTES = 8 * 1024;
  * shape and place. Each answer writes its access-log line as the full path's would, with the method.
  */
 export class ReadFastPath {
+  /** Bodies answered from the cache, kept to be known again (decision 221). */
+  private readonly templates = new CallTemplates();
+
   constructor(private readonly options: FastPathOptions) {}
 
   serve(
@@ -122,18 +126,24 @@ export class ReadFastPath {
     started: number,
   ): boolean {
     const { dispatcher, limiters, maxResponseBytes } = this.options;
-    let call: ReturnType<typeof readRpcRequest>;
-    try {
-      const parsed = parseJsonText(body.toString("utf8"));
-      if (admitted.native === undefined) call = readRpcRequest(parsed);
-      else {
-        // Only what the Native route's schema knows; anything else is its to refuse.
-        if (!nativeShaped(parsed)) return false;
-        call = readNativeRequest(parsed, admitted.native);
+    const text = body.toString("utf8");
+    const scope = scopeOf(admitted.chain.chainId, request.url ?? "/");
+    // The same call as one answered from the cache before, but for its id: nothing to parse or check.
+    const known = this.templates.find(scope, text);
+    let call: RpcRequest;
+    if (known !== undefined) call = { id: known.id, method: known.plain.method, params: known.params };
+    else
+      try {
+        const parsed = parseJsonText(text);
+        if (admitted.native === undefined) call = readRpcRequest(parsed);
+        else {
+          // Only what the Native route's schema knows; anything else is its to refuse.
+          if (!nativeShaped(parsed)) return false;
+          call = readNativeRequest(parsed, admitted.native);
+        }
+      } catch {
+        return false;
       }
-    } catch {
-      return false;
-    }
     // eth_sendTransaction on `POST /` (tracing off: its spans are named by the full path's route):
     // custody signs, records and sends it the dispatcher's whole way, without the framework's.
     const sends = call.method === "eth_sendTransaction" && admitted.native === undefined && !tracingOn();
@@ -144,13 +154,18 @@ export class ReadFastPath {
     if (!takeToken(limiters, tenant, remote, "read").ok) return false;
     const id = call.id;
     const caller = tenant?.keyId ?? `ip:${remote}`;
+    const plain = known?.plain ?? (sends ? undefined : dispatcher.plainCall(chain, call.method, call.params));
     // A Native path's miss goes its route's way (its schema's refusals, its answer to a node error).
-    let read = sends
-      ? undefined
-      : admitted.native === undefined
-        ? dispatcher.plainRead(chain, call.method, call.params, caller)
-        : dispatcher.cachedAnswer(chain, call.method, call.params);
+    let read =
+      plain === undefined
+        ? undefined
+        : admitted.native === undefined
+          ? dispatcher.plainRead(chain, plain, caller)
+          : dispatcher.cachedAnswer(chain, plain);
     if (read instanceof JsonText) {
+      // Answered from the cache: a call likely to come again.
+      if (known === undefined && plain !== undefined)
+        this.templates.learn(scope, text, id, call.params, plain);
       const hit = resultAnswer(id, read);
       if (hit.byteLength <= maxResponseBytes) {
         this.write(request, response, call.method, tenant, remote, hit.text, started, hit.byteLength);

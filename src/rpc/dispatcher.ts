@@ -8,10 +8,19 @@ import { consensusRead } from "../upstream/consensus-read.js";
 import { extraNamespaceOf } from "../upstream/upstream-pool.js";
 import { BEHAVIOURS, type MethodBehaviour } from "./method-behaviours.js";
 import { type MethodPolicy, methodDenied } from "./method-policy.js";
-import { METHODS, METHODS_BY_NAME } from "./method-table.js";
-import type { JsonText, ResponseCache, Slot } from "./response-cache.js";
+import { METHODS, METHODS_BY_NAME, type MethodSpec } from "./method-table.js";
+import type { CachePlace, JsonText, ResponseCache } from "./response-cache.js";
 import type { SyncSendLimits } from "./send-raw.js";
 import { compileParams, type ParamsValidator } from "./validate-params.js";
+
+/** A plain node read's call, worked out once (see `RpcDispatcher.plainCall`): shared, never changed. */
+export interface PlainCall {
+  readonly method: string;
+  readonly spec: MethodSpec;
+  readonly behaviour: MethodBehaviour;
+  readonly checked: unknown[];
+  readonly place: CachePlace;
+}
 
 export interface DispatcherDeps {
   filters: FilterService;
@@ -113,37 +122,55 @@ export class RpcDispatcher {
   }
 
   /**
-   * The answer the cache holds for a call, without waiting for anything; undefined when the call
-   * must be made (not cached, not a plain read, refused or invalid: `call` says why). An answer
-   * given is counted (cache hit, call metric) as `call` counts it.
+   * A call of a plain node read (a node read the cache may hold, allowed, with valid parameters, no
+   * answer of chaingate's own, no consensus asked of it by the chain's configuration, and no
+   * namespace budget to spend), its parameters checked and its cache key written once; undefined
+   * when it is not one, or is refused or invalid: `call` then answers it, with its refusal in the
+   * usual shape. It depends on the chain, the method and the parameters alone (the configuration is
+   * frozen), so a caller may keep it for the same call made again (see http/call-templates.ts).
    */
-  cachedAnswer(chain: Chain, method: string, params: unknown): JsonText | undefined {
-    const hit = this.plainSlot(chain, method, params)?.slot.hit;
-    if (hit !== undefined) this.countHit(method);
+  plainCall(chain: Chain, method: string, params: unknown): PlainCall | undefined {
+    const spec = METHODS_BY_NAME.get(method);
+    const validate = this.validators.get(method);
+    if (!spec || !validate || !this.isCacheableRead(method)) return undefined;
+    if (this.deps.policy && !this.deps.policy(method)) return undefined;
+    // A read the operator wants agreed by several upstreams is never answered from one's cached answer.
+    if (chain.pool.consensus.methods.has(method) || extraNamespaceOf(method) !== undefined) return undefined;
+    const behaviour = BEHAVIOURS[method] ?? NONE;
+    if (behaviour.answer) return undefined;
+    let checked: unknown[];
+    try {
+      checked = behaviour.params ? behaviour.params(validate(params)) : validate(params);
+    } catch {
+      return undefined;
+    }
+    return { method, spec, behaviour, checked, place: this.deps.cache.place(chain.chainId, spec, checked) };
+  }
+
+  /**
+   * The answer the cache holds for a plain call (see `plainCall`) at the chain's head, without
+   * waiting for anything; undefined when the node must be asked. An answer given is counted (cache
+   * hit, call metric) as `call` counts it.
+   */
+  cachedAnswer(chain: Chain, plain: PlainCall): JsonText | undefined {
+    const hit = this.deps.cache.slotAt(chain.head?.head, plain.spec, plain.checked, plain.place).hit;
+    if (hit !== undefined) this.countHit(plain.method);
     return hit;
   }
 
   /**
-   * A plain node read the cache may hold, answered as `call` answers it with its validation and
-   * cache key worked out once: the cached answer at once, or the node's answer (coalesced with an
-   * identical call in flight, and kept). Undefined when the call is not such a read, or is refused
-   * or invalid: `call` then answers it, with its refusal in the usual shape.
+   * A plain call (see `plainCall`) answered as `call` answers it: the cached answer at once, or the
+   * node's answer (coalesced with an identical call in flight, and kept).
    */
-  plainRead(
-    chain: Chain,
-    method: string,
-    params: unknown,
-    tenant: string,
-  ): JsonText | Promise<JsonText> | undefined {
-    const read = this.plainSlot(chain, method, params);
-    if (read === undefined) return undefined;
-    if (read.slot.hit !== undefined) {
+  plainRead(chain: Chain, plain: PlainCall, tenant: string): JsonText | Promise<JsonText> {
+    const { method, behaviour, checked } = plain;
+    const slot = this.deps.cache.slotAt(chain.head?.head, plain.spec, checked, plain.place);
+    if (slot.hit !== undefined) {
       this.countHit(method);
-      return read.slot.hit;
+      return slot.hit;
     }
-    const { behaviour, checked } = read;
-    const answer = this.deps.cache.fill(read.slot, () =>
-      this.fromNode(chain, method, behaviour, checked, tenant, read.slot.paramsText),
+    const answer = this.deps.cache.fill(slot, () =>
+      this.fromNode(chain, method, behaviour, checked, tenant, slot.paramsText),
     );
     const onCall = this.deps.onCall;
     if (!onCall) return answer;
@@ -162,33 +189,6 @@ export class RpcDispatcher {
   private countHit(method: string): void {
     this.deps.cache.hits++;
     this.deps.onCall?.(method, true);
-  }
-
-  /**
-   * A call's row, checked parameters and cache slot when it is a plain read: a node read the cache
-   * may hold, allowed, with valid parameters, no answer of chaingate's own, no consensus asked of
-   * it by the chain's configuration, and no namespace budget to spend.
-   */
-  private plainSlot(
-    chain: Chain,
-    method: string,
-    params: unknown,
-  ): { behaviour: MethodBehaviour; checked: unknown[]; slot: Slot } | undefined {
-    const spec = METHODS_BY_NAME.get(method);
-    const validate = this.validators.get(method);
-    if (!spec || !validate || !this.isCacheableRead(method)) return undefined;
-    if (this.deps.policy && !this.deps.policy(method)) return undefined;
-    // A read the operator wants agreed by several upstreams is never answered from one's cached answer.
-    if (chain.pool.consensus.methods.has(method) || extraNamespaceOf(method) !== undefined) return undefined;
-    const behaviour = BEHAVIOURS[method] ?? NONE;
-    if (behaviour.answer) return undefined;
-    let checked: unknown[];
-    try {
-      checked = behaviour.params ? behaviour.params(validate(params)) : validate(params);
-    } catch {
-      return undefined;
-    }
-    return { behaviour, checked, slot: this.deps.cache.slot(chain.chainId, chain.head?.head, spec, checked) };
   }
 
   /**

@@ -10,7 +10,15 @@ export { JsonText };
 /** A node's answer text that says null ("not found"), whatever its spacing. */
 const NULL_TEXT = /^\s*null\s*$/;
 
-/** A call's place in the cache (see `ResponseCache.slot`). */
+/** Where a call's answer is kept, whatever the head (see `ResponseCache.place`). */
+export interface CachePlace {
+  readonly chainId: number;
+  readonly key: string;
+  /** The parameters as JSON text, written once for the key: a miss sends them to the node as they are. */
+  readonly paramsText: string;
+}
+
+/** A call's place in the cache at one head (see `ResponseCache.slot`). */
 export interface Slot {
   readonly chainId: number;
   readonly key: string;
@@ -114,17 +122,26 @@ export class ResponseCache {
     }
   }
 
+  /** Where a call's answer is kept, whatever the head: its key, written once (see `slotAt`). */
+  place(chainId: number, spec: MethodSpec, params: readonly unknown[]): CachePlace {
+    const paramsText = JSON.stringify(params);
+    return { chainId, key: `${chainId}|${spec.name}|${paramsText}`, paramsText };
+  }
+
   /**
    * Where a call's answer is kept, and the answer when one is valid at `head` (nothing is fetched,
    * no hit counted): the key and the lifetime are worked out once for a lookup and the fetch that
    * may follow it.
    */
   slot(chainId: number, head: number | undefined, spec: MethodSpec, params: readonly unknown[]): Slot {
+    return this.slotAt(head, spec, params, this.place(chainId, spec, params));
+  }
+
+  /** `slot` with the call's place already known (`place` of the same chain, method and parameters). */
+  slotAt(head: number | undefined, spec: MethodSpec, params: readonly unknown[], place: CachePlace): Slot {
     const lifetime = this.lifetime(spec, params, head);
-    const paramsText = JSON.stringify(params);
-    const key = `${chainId}|${spec.name}|${paramsText}`;
-    const hit = lifetime === "never" ? undefined : this.fresh(key, head);
-    return { chainId, key, lifetime, head, hit, paramsText };
+    const hit = lifetime === "never" ? undefined : this.fresh(place.key, head);
+    return { chainId: place.chainId, key: place.key, lifetime, head, hit, paramsText: place.paramsText };
   }
 
   private fresh(key: string, head: number | undefined): JsonText | undefined {
