@@ -111,6 +111,29 @@ describe("CallTemplates", () => {
     }
   });
 
+  it("keeps at most 4,096 bodies of at most 1,024 characters: past the cap all are dropped and learned again", () => {
+    const templates = new CallTemplates();
+    const body = (n: number, id: number) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"eth_getBlockByHash","params":["0x${n.toString(16).padStart(64, "0")}",false]}`;
+    const learn = (n: number) => {
+      const params = [`0x${n.toString(16).padStart(64, "0")}`, false];
+      templates.learn("1 /", body(n, 1), 1, params, plainOf(params));
+    };
+    for (let n = 0; n < 4096; n++) learn(n);
+    expect(templates.find("1 /", body(0, 2))).toBeDefined();
+    expect(templates.find("1 /", body(4095, 2))).toBeDefined();
+    learn(4096);
+    expect(templates.find("1 /", body(0, 2))).toBeUndefined();
+    expect(templates.find("1 /", body(4095, 2))).toBeUndefined();
+    expect(templates.find("1 /", body(4096, 2))).toMatchObject({ id: 2 });
+
+    const long = (id: number) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"eth_getBlockByHash","params":["${HASH}",false],"pad":"${"x".repeat(1000)}"}`;
+    expect(long(1).length).toBeGreaterThan(1024);
+    templates.learn("1 /", long(1), 1, [HASH, false], plainOf([HASH, false]));
+    expect(templates.find("1 /", long(2))).toBeUndefined();
+  });
+
   it("keeps what it found unchanged for every later request", () => {
     const templates = new CallTemplates();
     const params = [HASH, false];
