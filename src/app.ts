@@ -1,6 +1,5 @@
 /** Builds the Fastify application from a validated config and an explicit dependency object. */
 
-import { randomUUID } from "node:crypto";
 import { Type } from "@sinclair/typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
@@ -33,6 +32,7 @@ import { operationRoutes } from "./http/operation-routes.js";
 import { policyRoutes } from "./http/policy-routes.js";
 import { fromFastifyError, notFoundProblem, problemOf } from "./http/problem.js";
 import { ReadFastPath } from "./http/read-fast-path.js";
+import { newRequestId } from "./http/request-id.js";
 import { rpcRoutes } from "./http/rpc-routes.js";
 import { TransactionFastPath } from "./http/transaction-fast-path.js";
 import { transactionRoutes } from "./http/transaction-routes.js";
@@ -177,7 +177,7 @@ function createFastify(
     logController: new LogController({ disableRequestLogging: true }),
     // No pino child (and its redaction set-up) per request until one logs.
     childLoggerFactory: lazyChildLogger,
-    genReqId: () => randomUUID(),
+    genReqId: newRequestId,
     // Slow clients must not hold a connection forever (a body that never finishes).
     // Node checks request deadlines every connectionsCheckingInterval (30 s by default), which would
     // let a slow client hold a connection far past the bound; check often enough to keep it.

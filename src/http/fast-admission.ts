@@ -1,11 +1,11 @@
 /** What the fast paths share: who they may answer (the caller the full path's guards would admit, read off the headers alone, with its place among the key's requests in flight), and how an answer is written, counted and logged. */
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { KeyRing, Tenant } from "../auth/key-ring.js";
 import type { AccessLog } from "../logging/access-log.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { bearerKey, type RequestsInFlight } from "./access-control.js";
 import { type BrowserGuardOptions, hostAllowed } from "./browser-guard.js";
+import { newRequestId } from "./request-id.js";
 
 export interface AdmissionOptions {
   keys: KeyRing;
@@ -53,7 +53,7 @@ export function admitCaller(
 /** The request's id: the caller's `X-Request-Id`, as Fastify takes it, or a fresh one. */
 export function requestIdOf(request: IncomingMessage): string {
   const given = request.headers["x-request-id"];
-  return typeof given === "string" && given !== "" ? given : randomUUID();
+  return typeof given === "string" && given !== "" ? given : newRequestId();
 }
 
 /** The request's Idempotency-Key, as the routes read it (a send made twice answers once). */

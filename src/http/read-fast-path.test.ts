@@ -58,7 +58,10 @@ describe("node reads on POST / with request logging off", () => {
     // A caller's request id is echoed, as Fastify does; without one a fresh id is made.
     expect(fast.headers["x-request-id"]).toBe("trace-1");
     const other = await post(rt.url, "/", json, body);
-    expect(other.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(other.headers["x-request-id"]).toMatch(/^[0-9a-f]{12}-\d+$/);
+    // Made the same way on both paths (one prefix a process), each fresh.
+    expect(other.headers["x-request-id"]!.slice(0, 13)).toBe(full.headers["x-request-id"]!.slice(0, 13));
+    expect(other.headers["x-request-id"]).not.toBe(full.headers["x-request-id"]);
     // Counted as the full path counts a call.
     expect(await metric(rt, "chaingate_rpc_calls_total", '{method="eth_getBlockByHash",outcome="ok"}')).toBe(
       hitsBefore + 2,

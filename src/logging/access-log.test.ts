@@ -89,10 +89,15 @@ describe("AccessLog", () => {
       { arbitrary: fc.constantFrom("127.0.0.1", "k_1", "eth_call", ""), weight: 3 },
       { arbitrary: field, weight: 1 },
     );
+    // A URL without a query is written as it came (non-ASCII too: such a line is encoded as UTF-8).
+    const path = fc.oneof(
+      { arbitrary: fc.constant("/"), weight: 3 },
+      { arbitrary: fc.string({ maxLength: 40 }).filter((p) => !p.includes("?")), weight: 1 },
+    );
     fc.assert(
       fc.property(
         // Common values often, so that callers share some fields and differ in others.
-        fc.array(fc.record({ id: field, remoteAddress: shared, key: shared, rpc: shared }), {
+        fc.array(fc.record({ id: field, remoteAddress: shared, key: shared, rpc: shared, path }), {
           minLength: 1,
           maxLength: 4,
         }),
@@ -101,15 +106,16 @@ describe("AccessLog", () => {
           // Lines of one log one after another, repeating some callers: each line says its own.
           const { log, lines } = capture();
           const sent = [0, ...order].map((i) => callers[i % callers.length]!);
-          for (const { id, remoteAddress, key, rpc } of sent)
-            log.record({ ...entry, id, remoteAddress, key, rpc });
+          for (const { id, remoteAddress, key, rpc, path } of sent)
+            log.record({ ...entry, id, url: path === "/" ? path : `/${path}`, remoteAddress, key, rpc });
           log.flush();
           const written = lines();
           expect(written.length).toBe(sent.length);
           written.forEach((line, i) => {
-            const { id, remoteAddress, key, rpc } = sent[i]!;
+            const { id, remoteAddress, key, rpc, path } = sent[i]!;
             const parsed = JSON.parse(line) as Record<string, unknown>;
-            expect(parsed).toMatchObject({ reqId: id, req: { remoteAddress }, key, rpc });
+            const url = path === "/" ? path : `/${path}`;
+            expect(parsed).toMatchObject({ reqId: id, req: { url, remoteAddress }, key, rpc });
           });
         },
       ),
