@@ -13,7 +13,7 @@ import { inNodeCall, tracingOn } from "../tracing/spans.js";
 import { type NodeAnswer, readAnswer } from "./answer-reader.js";
 import type { CallAbort } from "./call-abort.js";
 import type { TraitsOf } from "./call-traits.js";
-import { envelopeMembers, JsonText } from "./json-text.js";
+import { envelopeParts, JsonText } from "./json-text.js";
 
 export interface UpstreamCall {
   method: string;
@@ -170,19 +170,18 @@ export class HttpUpstream {
 
   /** As resultOf, with the result kept as the node's text (only the small error member is parsed). */
   private resultText(method: string, status: number, text: string): unknown {
-    let members: ReturnType<typeof envelopeMembers>;
+    let members: ReturnType<typeof envelopeParts>;
     try {
-      members = envelopeMembers(text);
+      members = envelopeParts(text);
     } catch (error) {
       throw upstreamUnavailable(
         `${this.label} answered HTTP ${status} with a body that is not a JSON object`,
         error,
       );
     }
-    const error = members.get("error");
+    const { error, result } = members;
     if (error !== undefined && error.text !== "null")
       return this.resultOf(method, { error: JSON.parse(error.text) }, status);
-    const result = members.get("result");
     if (result === undefined) return this.resultOf(method, {}, status);
     if (status !== 200) throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);
     return new JsonText(result.text, result.items);

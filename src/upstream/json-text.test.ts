@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { concatArrays, envelopeMembers, JsonText, MalformedJson, skipValue } from "./json-text.js";
+import { concatArrays, envelopeParts, JsonText, MalformedJson, skipValue } from "./json-text.js";
 
 it("reads any JSON value's extent and an array's item count as JSON.parse sees them (property)", () => {
   fc.assert(
@@ -13,35 +13,45 @@ it("reads any JSON value's extent and an array's item count as JSON.parse sees t
   );
 });
 
-it("an envelope's members come back as their own JSON text, whatever the order and spacing (property)", () => {
+it("an envelope's result and error come back as their own JSON text, whatever the order and spacing (property)", () => {
   fc.assert(
-    fc.property(fc.jsonValue(), fc.jsonValue(), fc.boolean(), (result, id, spaced) => {
+    fc.property(fc.jsonValue(), fc.jsonValue(), fc.jsonValue(), fc.boolean(), (result, error, id, spaced) => {
       const envelope = spaced
-        ? JSON.stringify({ result, id, jsonrpc: "2.0" }, null, 2)
-        : JSON.stringify({ jsonrpc: "2.0", id, result });
-      const members = envelopeMembers(envelope);
+        ? JSON.stringify({ result, id, error, jsonrpc: "2.0" }, null, 2)
+        : JSON.stringify({ jsonrpc: "2.0", id, error, result });
+      const parts = envelopeParts(envelope);
       // Compared with a JSON round trip of their own (JSON has no -0).
-      expect(JSON.parse(members.get("result")!.text)).toEqual(JSON.parse(JSON.stringify(result)));
-      expect(JSON.parse(members.get("id")!.text)).toEqual(JSON.parse(JSON.stringify(id)));
+      expect(JSON.parse(parts.result!.text)).toEqual(JSON.parse(JSON.stringify(result)));
+      expect(JSON.parse(parts.error!.text)).toEqual(JSON.parse(JSON.stringify(error)));
     }),
   );
+  expect(envelopeParts('{"jsonrpc":"2.0","id":1}')).toEqual({ result: undefined, error: undefined });
 });
 
-it("members' names are read as JSON.parse reads them, escapes and all; a raw control character in a name is refused (property)", () => {
+it("members' names are read as JSON.parse reads them, escapes, repeats and all; a raw control character in a name is refused (property)", () => {
+  const name = fc.oneof(
+    fc.constantFrom("result", "error", "res\\u0075lt", "resul", "results", "erro"),
+    fc.string({ unit: "binary" }),
+  );
   fc.assert(
-    fc.property(fc.dictionary(fc.string({ unit: "binary" }), fc.jsonValue(), { maxKeys: 5 }), (object) => {
-      const members = envelopeMembers(JSON.stringify(object));
-      expect([...members.keys()].sort()).toEqual(Object.keys(JSON.parse(JSON.stringify(object))).sort());
+    fc.property(fc.array(fc.tuple(name, fc.jsonValue()), { maxLength: 6 }), (members) => {
+      // Written by hand, so a name may repeat and be escaped as a node might write it.
+      const text = `{${members.map(([key, value]) => `${key === "res\\u0075lt" ? `"${key}"` : JSON.stringify(key)}:${JSON.stringify(value)}`).join(",")}}`;
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      const parts = envelopeParts(text);
+      const own = (key: string) => (Object.hasOwn(parsed, key) ? parsed[key] : undefined);
+      expect(parts.result === undefined ? undefined : JSON.parse(parts.result.text)).toEqual(own("result"));
+      expect(parts.error === undefined ? undefined : JSON.parse(parts.error.text)).toEqual(own("error"));
     }),
   );
-  expect([...envelopeMembers('{"res\\u0075lt":1}').keys()]).toEqual(["result"]);
-  expect(() => envelopeMembers('{"a\nb":1}')).toThrow(MalformedJson);
+  expect(JSON.parse(envelopeParts('{"res\\u0075lt":1}').result!.text)).toBe(1);
+  expect(() => envelopeParts('{"a\nb":1}')).toThrow(MalformedJson);
 });
 
 it("strings with escaped quotes and backslashes end where JSON says", () => {
   const text = JSON.stringify({ result: ['a"b\\', '\\"', "]}"], id: 1 });
-  expect(JSON.parse(envelopeMembers(text).get("result")!.text)).toEqual(['a"b\\', '\\"', "]}"]);
-  expect(envelopeMembers(text).get("result")!.items).toBe(3);
+  expect(JSON.parse(envelopeParts(text).result!.text)).toEqual(['a"b\\', '\\"', "]}"]);
+  expect(envelopeParts(text).result!.items).toBe(3);
 });
 
 it("text that is not one JSON object is refused, never half read", () => {
@@ -53,12 +63,13 @@ it("text that is not one JSON object is refused, never half read", () => {
     '{"a" 1}',
     "",
     '{"a":}',
+    "{} trailing",
   ])
-    expect(() => envelopeMembers(bad), bad).toThrow(MalformedJson);
+    expect(() => envelopeParts(bad), bad).toThrow(MalformedJson);
   fc.assert(
     fc.property(fc.string(), (text) => {
       try {
-        envelopeMembers(text);
+        envelopeParts(text);
       } catch (error) {
         expect(error).toBeInstanceOf(MalformedJson);
       }

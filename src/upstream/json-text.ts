@@ -97,46 +97,74 @@ export function skipValue(text: string, start: number): { end: number; items: nu
   throw new MalformedJson(i);
 }
 
-/** An escape, or a control character JSON does not allow raw: such a key goes through JSON.parse. */
-function needsDecoding(key: string): boolean {
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
+/** A member's value as the node wrote it, and for an array its item count. */
+export interface MemberText {
+  text: string;
+  items: number;
+}
+
+/** The two members of a JSON-RPC answer that say what it answered (absent ones undefined). */
+export interface EnvelopeParts {
+  result: MemberText | undefined;
+  error: MemberText | undefined;
+}
+
+/** An escape, or a control character JSON does not allow raw, between `from` and `to`: such a name goes through JSON.parse. */
+function needsDecoding(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
     if (c < 32 || c === BACKSLASH) return true;
   }
   return false;
 }
 
+/** Which of the two wanted names the string at [start, end) (quotes included) is, as JSON reads it. */
+function memberName(text: string, start: number, end: number): "result" | "error" | undefined {
+  if (needsDecoding(text, start + 1, end - 1)) {
+    let name: unknown;
+    try {
+      name = JSON.parse(text.slice(start, end));
+    } catch {
+      throw new MalformedJson(start);
+    }
+    return name === "result" || name === "error" ? name : undefined;
+  }
+  // Compared in place: no name is cut out of the text, nor hashed into a map (decision 223).
+  const length = end - start - 2;
+  if (length === 6 && text.startsWith("result", start + 1)) return "result";
+  if (length === 5 && text.startsWith("error", start + 1)) return "error";
+  return undefined;
+}
+
 /**
- * A JSON-RPC envelope's members, each as its JSON text, read without building the values: the
- * `result` of a 60 MB log answer stays one string. Throws MalformedJson when it is not an object.
+ * A JSON-RPC envelope's `result` and `error`, each as its JSON text, read without building the
+ * values: the `result` of a 60 MB log answer stays one string. Every member is checked as JSON
+ * (the others are skipped, not kept); a name given twice is the last, as JSON.parse reads it.
+ * Throws MalformedJson when the text is not one JSON object.
  */
-export function envelopeMembers(text: string): Map<string, { text: string; items: number }> {
-  const members = new Map<string, { text: string; items: number }>();
+export function envelopeParts(text: string): EnvelopeParts {
+  const parts: EnvelopeParts = { result: undefined, error: undefined };
   let i = skipSpace(text, 0);
   if (text.charCodeAt(i) !== OPEN_BRACE) throw new MalformedJson(i);
   i = skipSpace(text, i + 1);
-  if (text.charCodeAt(i) === CLOSE_BRACE) return members;
+  if (text.charCodeAt(i) === CLOSE_BRACE) {
+    if (skipSpace(text, i + 1) !== text.length) throw new MalformedJson(i + 1);
+    return parts;
+  }
   for (;;) {
     if (text.charCodeAt(i) !== QUOTE) throw new MalformedJson(i);
     const keyEnd = skipString(text, i);
-    // A key without escapes is its characters (every envelope key a node writes); others are decoded.
-    let key = text.slice(i + 1, keyEnd - 1);
-    if (needsDecoding(key))
-      try {
-        key = JSON.parse(text.slice(i, keyEnd)) as string;
-      } catch {
-        throw new MalformedJson(i);
-      }
+    const name = memberName(text, i, keyEnd);
     i = skipSpace(text, keyEnd);
     if (text.charCodeAt(i) !== COLON) throw new MalformedJson(i);
     const valueStart = skipSpace(text, i + 1);
     const { end, items } = skipValue(text, valueStart);
-    members.set(key, { text: text.slice(valueStart, end), items });
+    if (name !== undefined) parts[name] = { text: text.slice(valueStart, end), items };
     i = skipSpace(text, end);
     const c = text.charCodeAt(i);
     if (c === CLOSE_BRACE) {
       if (skipSpace(text, i + 1) !== text.length) throw new MalformedJson(i + 1);
-      return members;
+      return parts;
     }
     if (c !== COMMA) throw new MalformedJson(i);
     i = skipSpace(text, i + 1);
