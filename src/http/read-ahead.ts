@@ -4,6 +4,9 @@ import { Readable } from "node:stream";
 
 const readAhead = new WeakMap<IncomingMessage, Buffer>();
 
+/** One listener for every request's stream errors: no closure a request. */
+const IGNORED = () => {};
+
 /** Reads the whole body, then calls `done` with it (one chunk is not copied). */
 export function readBody(request: IncomingMessage, done: (body: Buffer) => void): void {
   const chunks: Buffer[] = [];
@@ -13,7 +16,7 @@ export function readBody(request: IncomingMessage, done: (body: Buffer) => void)
     length += chunk.length;
   });
   // The client went away mid-body: its slot is given back when the response closes.
-  request.on("error", () => {});
+  request.on("error", IGNORED);
   request.once("end", () => done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length)));
 }
 

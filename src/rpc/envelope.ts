@@ -83,7 +83,11 @@ export function resultAnswer(id: RequestId, result: JsonText): { text: string; b
   const idText = JSON.stringify(id);
   return {
     text: resultEnvelope(idText, result.text),
-    byteLength: RESULT_ENVELOPE_BYTES + Buffer.byteLength(idText) + result.byteLength,
+    // A number's or null's text is ASCII; only a string id may hold more bytes than characters.
+    byteLength:
+      RESULT_ENVELOPE_BYTES +
+      (typeof id === "string" ? Buffer.byteLength(idText) : idText.length) +
+      result.byteLength,
   };
 }
 
