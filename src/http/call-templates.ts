@@ -84,30 +84,56 @@ export interface KnownCall extends Kept {
   id: string | number;
 }
 
+/** The calls kept for one scope, and the last one found: a client reading the same call again finds it by comparing, without a key. */
+interface Scope {
+  calls: Map<string, Kept>;
+  /** The text before and after the id of the call found last, and that call. */
+  last: { before: string; after: string; kept: Kept } | undefined;
+}
+
 export class CallTemplates {
-  /** By scope (the chain and the path, see `scopeOf`), then by the body's text less its id's value. */
-  private readonly byScope = new Map<string, Map<string, Kept>>();
+  /**
+   * By chain, then by path (`/` or a Native path), then by the body's text less its id's value.
+   * Nested rather than keyed by one joined string: the joined scope was a new string to hash on
+   * every hit.
+   */
+  private readonly byChain = new Map<number, Map<string, Scope>>();
   private kept = 0;
 
-  /** The call `text` makes on `scope` when it was learned with another id; undefined otherwise. */
-  find(scope: string, text: string): KnownCall | undefined {
+  /** The call `text` makes on chain `chainId` at `url` when it was learned with another id; undefined otherwise. */
+  find(chainId: number, url: string, text: string): KnownCall | undefined {
     if (text.length > MAX_TEXT) return undefined;
-    const calls = this.byScope.get(scope);
-    if (calls === undefined) return undefined;
+    const scope = this.byChain.get(chainId)?.get(url);
+    if (scope === undefined) return undefined;
     const span = idSpan(text);
     if (span === undefined) return undefined;
-    const kept = calls.get(text.slice(0, span.start) + text.slice(span.end));
-    return kept === undefined ? undefined : { params: kept.params, plain: kept.plain, id: span.id };
+    // The same call as the last one found compares in place; the key below is a new string, joined
+    // and hashed on every hit (about 260 ns a hit measured alone against 190 ns for this).
+    const last = scope.last;
+    if (
+      last !== undefined &&
+      last.before.length === span.start &&
+      text.length - span.end === last.after.length &&
+      text.startsWith(last.before) &&
+      text.endsWith(last.after)
+    )
+      return { params: last.kept.params, plain: last.kept.plain, id: span.id };
+    const before = text.slice(0, span.start);
+    const after = text.slice(span.end);
+    const kept = scope.calls.get(before + after);
+    if (kept === undefined) return undefined;
+    scope.last = { before, after, kept };
+    return { params: kept.params, plain: kept.plain, id: span.id };
   }
 
   /**
    * Keeps `plain`, the call that `text` (parsed as a whole: its id `id`, its parameters `params`)
-   * makes on `scope`. The id's
+   * makes on chain `chainId` at `url`. The id's
    * span is the call's id only if another value written there becomes the call's id: the text is
    * parsed once more with another value in the span, and kept only if so. A span elsewhere (a key
    * `"id"` inside the parameters, or before the call's own id written with spaces) fails that.
    */
-  learn(scope: string, text: string, id: unknown, params: unknown, plain: PlainCall): void {
+  learn(chainId: number, url: string, text: string, id: unknown, params: unknown, plain: PlainCall): void {
     if (text.length > MAX_TEXT) return;
     const span = idSpan(text);
     if (span === undefined || span.id !== id) return;
@@ -122,23 +148,25 @@ export class CallTemplates {
     }
     if (typeof probe !== "object" || probe === null || (probe as { id?: unknown }).id !== other) return;
     if (this.kept >= MAX_KEPT) {
-      this.byScope.clear();
+      this.byChain.clear();
       this.kept = 0;
     }
-    let calls = this.byScope.get(scope);
-    if (calls === undefined) {
-      calls = new Map();
-      this.byScope.set(scope, calls);
+    let paths = this.byChain.get(chainId);
+    if (paths === undefined) {
+      paths = new Map();
+      this.byChain.set(chainId, paths);
+    }
+    let scope = paths.get(url);
+    if (scope === undefined) {
+      scope = { calls: new Map(), last: undefined };
+      paths.set(url, scope);
     }
     const rest = before + after;
-    if (calls.has(rest)) return;
-    calls.set(rest, {
+    if (scope.calls.has(rest)) return;
+    scope.calls.set(rest, {
       params: frozen(params),
       plain: Object.freeze({ ...plain, checked: frozen(plain.checked) }),
     });
     this.kept++;
   }
 }
-
-/** The scope a body is read in: the chain it reads and the path it came on (`/` or a Native path). */
-export const scopeOf = (chainId: number, url: string) => `${chainId} ${url}`;

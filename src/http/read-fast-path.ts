@@ -12,7 +12,7 @@ import { JsonText } from "../upstream/json-text.js";
 import { type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
 import { answerCall, answerOf } from "./answer-call.js";
 import type { BrowserGuardOptions } from "./browser-guard.js";
-import { CallTemplates, scopeOf } from "./call-templates.js";
+import { CallTemplates } from "./call-templates.js";
 import { admitCaller, idempotencyKeyOf, requestIdOf, writeFastAnswer } from "./fast-admission.js";
 import { parseJsonText } from "./json-body.js";
 import { JSON_TYPE } from "./jsonrpc-context.js";
@@ -127,9 +127,9 @@ export class ReadFastPath {
   ): boolean {
     const { dispatcher, limiters, maxResponseBytes } = this.options;
     const text = body.toString("utf8");
-    const scope = scopeOf(admitted.chain.chainId, request.url ?? "/");
+    const url = request.url ?? "/";
     // The same call as one answered from the cache before, but for its id: nothing to parse or check.
-    const known = this.templates.find(scope, text);
+    const known = this.templates.find(admitted.chain.chainId, url, text);
     let call: RpcRequest;
     if (known !== undefined) call = { id: known.id, method: known.plain.method, params: known.params };
     else
@@ -165,7 +165,7 @@ export class ReadFastPath {
     if (read instanceof JsonText) {
       // Answered from the cache: a call likely to come again.
       if (known === undefined && plain !== undefined)
-        this.templates.learn(scope, text, id, call.params, plain);
+        this.templates.learn(admitted.chain.chainId, url, text, id, call.params, plain);
       const hit = resultAnswer(id, read);
       if (hit.byteLength <= maxResponseBytes) {
         this.write(request, response, call.method, tenant, remote, hit.text, started, hit.byteLength);
