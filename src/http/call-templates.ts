@@ -107,19 +107,13 @@ export class CallTemplates {
     if (scope === undefined) return undefined;
     const span = idSpan(text);
     if (span === undefined) return undefined;
-    // The same call as the last one found compares in place; the key below is a new string, joined
-    // and hashed on every hit (about 260 ns a hit measured alone against 190 ns for this).
-    const last = scope.last;
-    if (
-      last !== undefined &&
-      last.before.length === span.start &&
-      text.length - span.end === last.after.length &&
-      text.startsWith(last.before) &&
-      text.endsWith(last.after)
-    )
-      return { params: last.kept.params, plain: last.kept.plain, id: span.id };
     const before = text.slice(0, span.start);
     const after = text.slice(span.end);
+    // The same call as the last one found compares in place (its two sides against the last's,
+    // memcmp-like); the key below is a new string, joined and hashed on every hit.
+    const last = scope.last;
+    if (last !== undefined && after === last.after && before === last.before)
+      return { params: last.kept.params, plain: last.kept.plain, id: span.id };
     const kept = scope.calls.get(before + after);
     if (kept === undefined) return undefined;
     scope.last = { before, after, kept };

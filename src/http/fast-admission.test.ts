@@ -1,11 +1,12 @@
-/** writeFastAnswer's bytes on a real socket: an ASCII answer written as Latin-1, any other as UTF-8, each exactly its text's UTF-8 bytes. */
+/** writeFastAnswer's bytes on a real socket (an ASCII answer written as Latin-1, any other as UTF-8, each exactly its text's UTF-8 bytes), and the header reads the fast paths shortcut. */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { Client } from "undici";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Metrics } from "../metrics/metrics.js";
-import { writeFastAnswer } from "./fast-admission.js";
+import { hostAllowed } from "./browser-guard.js";
+import { contentLengthOf, hostAllowedNow, writeFastAnswer } from "./fast-admission.js";
 
 let server: Server;
 let client: Client;
@@ -72,5 +73,58 @@ it("holds for any text (property)", async () => {
       expect(length).toBe(String(Buffer.byteLength(text)));
     }),
     { numRuns: 150 },
+  );
+});
+
+it("reads a Content-Length of plain digits as Number does, and anything else as no length (property)", () => {
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.nat({ max: 2 ** 40 }).map(String),
+        fc.stringMatching(/^[0-9]{1,16}$/),
+        fc.string({ maxLength: 8 }),
+        fc.constantFrom("", " 5", "5 ", "+5", "-5", "0x10", "1e3", "5.0", "\u0665"),
+      ),
+      (header) => {
+        const size = contentLengthOf(header);
+        if (/^[0-9]{1,15}$/.test(header)) expect(size).toBe(Number(header));
+        else expect(size).toBeNaN();
+      },
+    ),
+    { numRuns: 2000 },
+  );
+  expect(contentLengthOf(undefined)).toBeNaN();
+});
+
+it("answers a Host check as the browser guard does, whatever was checked before and for which guard (property)", () => {
+  const guards = [
+    { listenHost: "127.0.0.1", vhosts: [], allowedOrigins: [] },
+    { listenHost: "gateway.internal", vhosts: ["*.example.org"], allowedOrigins: [] },
+    { listenHost: "0.0.0.0", vhosts: ["*"], allowedOrigins: [] },
+  ];
+  const hosts = [
+    "localhost:8545",
+    "127.0.0.1",
+    "gateway.internal:80",
+    "api.example.org",
+    "evil.com",
+    "[::1]:8545",
+    "",
+  ];
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.tuple(fc.nat(guards.length - 1), fc.option(fc.constantFrom(...hosts), { nil: undefined })),
+        {
+          minLength: 1,
+          maxLength: 20,
+        },
+      ),
+      (checks) => {
+        for (const [g, host] of checks)
+          expect(hostAllowedNow(host, guards[g]!)).toBe(hostAllowed(host, guards[g]!));
+      },
+    ),
+    { numRuns: 500 },
   );
 });

@@ -22,6 +22,36 @@ export interface Caller {
 const NOTHING_HELD = () => {};
 
 /**
+ * The last Host header checked and the guard it was checked for: a client sends the same Host on
+ * every request, and the check (trim, lower case, port, IP literal) cost about 1.2k instructions a
+ * request. Any other header or guard is checked afresh.
+ */
+let lastHost: { host: string; guard: AdmissionOptions["guard"]; allowed: boolean } | undefined;
+
+export function hostAllowedNow(host: string | undefined, guard: AdmissionOptions["guard"]): boolean {
+  if (host !== undefined && lastHost !== undefined && lastHost.host === host && lastHost.guard === guard)
+    return lastHost.allowed;
+  const allowed = hostAllowed(host, guard);
+  if (host !== undefined) lastHost = { host, guard, allowed };
+  return allowed;
+}
+
+/**
+ * A Content-Length header's value as a number (NaN when absent or not plain digits). Node's parser
+ * has checked its digits already; the loop spares Number's conversion call (about 0.3k a request).
+ */
+export function contentLengthOf(header: string | undefined): number {
+  if (header === undefined || header.length === 0 || header.length > 15) return Number.NaN;
+  let size = 0;
+  for (let i = 0; i < header.length; i++) {
+    const digit = header.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return Number.NaN;
+    size = size * 10 + digit;
+  }
+  return size;
+}
+
+/**
  * The caller when the full path would admit it without a database read: an API key already known,
  * or without keys a Host the browser guard accepts. Browsers (an Origin: CORS answers), upgrades,
  * chunked bodies and bodies over `maxBodyBytes` are the full path's. Undefined takes nothing.
@@ -39,10 +69,10 @@ export function admitCaller(
     headers["transfer-encoding"] !== undefined
   )
     return undefined;
-  const size = Number(headers["content-length"]);
+  const size = contentLengthOf(headers["content-length"]);
   if (!(size > 0 && size <= maxBodyBytes)) return undefined;
   if (!options.keys.enabledNow)
-    return hostAllowed(headers.host, options.guard) ? { tenant: null, release: NOTHING_HELD } : undefined;
+    return hostAllowedNow(headers.host, options.guard) ? { tenant: null, release: NOTHING_HELD } : undefined;
   const key = bearerKey(request);
   const tenant = key === undefined ? undefined : options.keys.known(key);
   if (tenant === undefined) return undefined;

@@ -80,7 +80,9 @@ export function resultText(id: RequestId, result: unknown): string {
 
 /** `resultText(id, result)` and its length in UTF-8 bytes, the result's counted once (not the whole text each time). */
 export function resultAnswer(id: RequestId, result: JsonText): { text: string; byteLength: number } {
-  const idText = JSON.stringify(id);
+  // A finite number's text is the same from String, without JSON.stringify's call (1e400 parses
+  // as Infinity, which JSON writes as null).
+  const idText = typeof id === "number" && Number.isFinite(id) ? String(id) : JSON.stringify(id);
   return {
     text: resultEnvelope(idText, result.text),
     // A number's or null's text is ASCII; only a string id may hold more bytes than characters.
