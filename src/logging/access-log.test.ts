@@ -1,4 +1,5 @@
 /** The access log: one pino-shaped line per request, secrets out of URLs, written in batches and on close. */
+import { hostname } from "node:os";
 import fc from "fast-check";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
@@ -120,6 +121,43 @@ describe("AccessLog", () => {
         },
       ),
       { numRuns: 1000 },
+    );
+  });
+
+  it("writes a plain line byte for byte as pino's shape, its response time exact, in any batch size (property)", () => {
+    const prefix = `"pid":${process.pid},"hostname":${JSON.stringify(hostname())},"reqId":"`;
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            id: fc.stringMatching(/^[\w.:-]{1,40}$/),
+            ms: fc.oneof(
+              fc.double({ min: 0, max: 1e9, noNaN: true }),
+              fc.constantFrom(0, 0.0004, 0.0005, 1e-9, 999.9995),
+            ),
+          }),
+          { minLength: 1, maxLength: 12 },
+        ),
+        // Batches from smaller than one line (each written whole, alone) to many lines.
+        fc.constantFrom(100, 300, 700, 64 * 1024),
+        (entries, flushBytes) => {
+          const { log, lines, writes } = capture({ flushBytes, flushMs: 60_000 });
+          for (const { id, ms } of entries) log.record({ ...entry, id, ms });
+          log.flush();
+          const written = lines();
+          expect(written.length).toBe(entries.length);
+          for (const text of writes) expect(text.endsWith("\n")).toBe(true);
+          written.forEach((line, i) => {
+            const { id, ms } = entries[i]!;
+            const parsed = JSON.parse(line) as { time: number; responseTime: number };
+            expect(parsed.responseTime).toBe(Math.round(ms * 1000) / 1000);
+            expect(line).toBe(
+              `{"level":30,"time":${parsed.time},${prefix}${id}","responseTime":${Math.round(ms * 1000)}e-3,"req":{"method":"POST","url":"/","remoteAddress":"127.0.0.1"},"res":{"statusCode":200},"key":"k_1","rpc":"eth_chainId","msg":"request"}`,
+            );
+          });
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 
