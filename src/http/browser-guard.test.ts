@@ -5,7 +5,7 @@ import { result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
 import { raw } from "../test-support/raw-request.js";
 import { startTestRuntime, suiteRuntime, type TestRuntime } from "../test-support/test-runtime.js";
-import { hostAllowed, hostName } from "./browser-guard.js";
+import { checkHost, hostAllowed, hostName } from "./browser-guard.js";
 
 function openSocket(url: string, origin?: string): Promise<"open" | number> {
   return new Promise((resolve) => {
@@ -146,4 +146,37 @@ describe("listed virtual hosts and origins", () => {
     ).toBe(200);
     expect(await openSocket(rt.url, "https://wallet.example")).toBe("open");
   });
+});
+
+it("answers a Host check as the browser guard does, whatever was checked before and for which guard (property)", () => {
+  const guards = [
+    { listenHost: "127.0.0.1", vhosts: [], allowedOrigins: [] },
+    { listenHost: "gateway.internal", vhosts: ["*.example.org"], allowedOrigins: [] },
+    { listenHost: "0.0.0.0", vhosts: ["*"], allowedOrigins: [] },
+  ];
+  const hosts = [
+    "localhost:8545",
+    "127.0.0.1",
+    "gateway.internal:80",
+    "api.example.org",
+    "evil.com",
+    "[::1]:8545",
+    "",
+  ];
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.tuple(fc.nat(guards.length - 1), fc.option(fc.constantFrom(...hosts), { nil: undefined })),
+        {
+          minLength: 1,
+          maxLength: 20,
+        },
+      ),
+      (checks) => {
+        for (const [g, host] of checks)
+          expect(hostAllowed(host, guards[g]!)).toBe(checkHost(host, guards[g]!));
+      },
+    ),
+    { numRuns: 500 },
+  );
 });

@@ -1,12 +1,11 @@
-/** writeFastAnswer's bytes on a real socket (an ASCII answer written as Latin-1, any other as UTF-8, each exactly its text's UTF-8 bytes), and the header reads the fast paths shortcut. */
+/** writeFastAnswer's bytes on a real socket (an ASCII answer written as Latin-1, any other as UTF-8, each exactly its text's UTF-8 bytes), and the Content-Length read the fast paths shortcut. */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { Client } from "undici";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Metrics } from "../metrics/metrics.js";
-import { hostAllowed } from "./browser-guard.js";
-import { contentLengthOf, hostAllowedNow, writeFastAnswer } from "./fast-admission.js";
+import { contentLengthOf, writeFastAnswer } from "./fast-admission.js";
 
 let server: Server;
 let client: Client;
@@ -94,37 +93,4 @@ it("reads a Content-Length of plain digits as Number does, and anything else as 
     { numRuns: 2000 },
   );
   expect(contentLengthOf(undefined)).toBeNaN();
-});
-
-it("answers a Host check as the browser guard does, whatever was checked before and for which guard (property)", () => {
-  const guards = [
-    { listenHost: "127.0.0.1", vhosts: [], allowedOrigins: [] },
-    { listenHost: "gateway.internal", vhosts: ["*.example.org"], allowedOrigins: [] },
-    { listenHost: "0.0.0.0", vhosts: ["*"], allowedOrigins: [] },
-  ];
-  const hosts = [
-    "localhost:8545",
-    "127.0.0.1",
-    "gateway.internal:80",
-    "api.example.org",
-    "evil.com",
-    "[::1]:8545",
-    "",
-  ];
-  fc.assert(
-    fc.property(
-      fc.array(
-        fc.tuple(fc.nat(guards.length - 1), fc.option(fc.constantFrom(...hosts), { nil: undefined })),
-        {
-          minLength: 1,
-          maxLength: 20,
-        },
-      ),
-      (checks) => {
-        for (const [g, host] of checks)
-          expect(hostAllowedNow(host, guards[g]!)).toBe(hostAllowed(host, guards[g]!));
-      },
-    ),
-    { numRuns: 500 },
-  );
 });

@@ -22,21 +22,6 @@ export interface Caller {
 const NOTHING_HELD = () => {};
 
 /**
- * The last Host header checked and the guard it was checked for: a client sends the same Host on
- * every request, and the check (trim, lower case, port, IP literal) cost about 1.2k instructions a
- * request. Any other header or guard is checked afresh.
- */
-let lastHost: { host: string; guard: AdmissionOptions["guard"]; allowed: boolean } | undefined;
-
-export function hostAllowedNow(host: string | undefined, guard: AdmissionOptions["guard"]): boolean {
-  if (host !== undefined && lastHost !== undefined && lastHost.host === host && lastHost.guard === guard)
-    return lastHost.allowed;
-  const allowed = hostAllowed(host, guard);
-  if (host !== undefined) lastHost = { host, guard, allowed };
-  return allowed;
-}
-
-/**
  * A Content-Length header's value as a number (NaN when absent or not plain digits). Node's parser
  * has checked its digits already; the loop spares Number's conversion call (about 0.3k a request).
  */
@@ -72,7 +57,7 @@ export function admitCaller(
   const size = contentLengthOf(headers["content-length"]);
   if (!(size > 0 && size <= maxBodyBytes)) return undefined;
   if (!options.keys.enabledNow)
-    return hostAllowedNow(headers.host, options.guard) ? { tenant: null, release: NOTHING_HELD } : undefined;
+    return hostAllowed(headers.host, options.guard) ? { tenant: null, release: NOTHING_HELD } : undefined;
   const key = bearerKey(request);
   const tenant = key === undefined ? undefined : options.keys.known(key);
   if (tenant === undefined) return undefined;

@@ -106,9 +106,15 @@ export class AccessLog {
     // The response time in ms with 3 decimals, written as integer microseconds and an exponent (an
     // integer prints faster than a fraction, and JSON reads 1234e-3 as 1.234).
     const micros = Math.round(entry.ms * 1000);
-    if (plainId && this.asciiPrefix && tail.bytes !== undefined && micros >= 0 && micros <= MAX_MICROS) {
-      if (this.put(entry.id, micros, tail.bytes))
-        this.timer ??= setTimeout(() => this.flush(), this.flushMs).unref();
+    if (
+      plainId &&
+      this.asciiPrefix &&
+      tail.bytes !== undefined &&
+      micros >= 0 &&
+      micros <= MAX_MICROS &&
+      this.put(entry.id, micros, tail.bytes)
+    ) {
+      this.timer ??= setTimeout(() => this.flush(), this.flushMs).unref();
       return;
     }
     const line = `${this.head}${this.lastTimeText}${this.prefix},"reqId":${plainId ? `"${entry.id}"` : JSON.stringify(entry.id)},"responseTime":${micros}e-3${tail.text}`;
@@ -136,15 +142,9 @@ export class AccessLog {
     const time = this.lastTimeText;
     const size =
       HEAD.length + time.length + this.prefixBytes.length + id.length + MIDDLE.length + 18 + tail.length;
-    if (size > this.held.length - this.length) {
-      this.flush();
-      if (size > this.held.length) {
-        this.destination.write(
-          `${this.head}${time}${this.prefix},"reqId":"${id}","responseTime":${micros}e-3${tail.toString("latin1")}`,
-        );
-        return false;
-      }
-    }
+    // Longer than a batch: the string's way below writes it whole, after what is held.
+    if (size > this.held.length) return false;
+    if (size > this.held.length - this.length) this.flush();
     const held = this.held;
     let at = this.length;
     held.set(HEAD_BYTES, at);
