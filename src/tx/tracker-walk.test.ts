@@ -84,6 +84,10 @@ describeEachStore("the tracker's walk over open transactions", (target) => {
     await nodeCall(anvilUrl, "anvil_setBalance", [later.address, toHex(parseEther("10"))]);
     await nodeCall(anvilUrl, "anvil_setNonce", [later.address, toHex(BATCH + 100)]);
     const hash = await sendTransfer(rt, later, PASSWORD, "2");
+    // Anvil answers the send before its block is written: on a busy machine the receipt comes a
+    // moment later (read at once, it was null in one CI run in three).
+    const mined = async () => (await nodeCall(anvilUrl, "eth_getTransactionReceipt", [hash])) !== null;
+    expect(await waitUntil(mined, 60_000)).toBe(true);
     const receipt = (await nodeCall(anvilUrl, "eth_getTransactionReceipt", [hash])) as {
       status: string;
     } | null;
