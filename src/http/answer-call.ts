@@ -2,8 +2,9 @@
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { limitExceeded } from "../filters/log-query.js";
 import type { CallContext, RpcDispatcher } from "../rpc/dispatcher.js";
-import { errorText, type RequestId, resultText } from "../rpc/envelope.js";
+import { errorText, type RequestId, resultAnswer, resultText } from "../rpc/envelope.js";
 import type { Chain } from "../upstream/chain-registry.js";
+import type { JsonText } from "../upstream/json-text.js";
 import type { AnswerAccount } from "./answer-budget.js";
 
 /** The error an answer (or a batch) larger than the cap becomes. */
@@ -50,6 +51,28 @@ export function answerOf(id: RequestId, outcome: Promise<unknown>, options: Answ
       }
     },
     (error: unknown) => failureText(id, error, options),
+  );
+}
+
+/**
+ * A plain read's outcome (RpcDispatcher.plainRead: always the node's JSON text) as `answerOf` gives
+ * it, with the envelope's UTF-8 length where it is known without counting: the result's, when the
+ * node's answer was all ASCII, and the envelope's own characters. The cap is on bytes, as a cache
+ * hit's is. Never rejects.
+ */
+export function plainAnswerOf(
+  id: RequestId,
+  outcome: Promise<JsonText>,
+  options: AnswerOptions,
+): Promise<{ text: string; byteLength?: number }> {
+  return outcome.then(
+    (result) => {
+      const answer = resultAnswer(id, result);
+      return answer.byteLength > options.maxResponseBytes
+        ? { text: tooLargeText(id, "the answer", options.maxResponseBytes) }
+        : answer;
+    },
+    (error: unknown) => ({ text: failureText(id, error, options) }),
   );
 }
 

@@ -74,6 +74,15 @@ describe("node reads on POST / with request logging off", () => {
     expect(JSON.parse(miss.text)).toEqual({ jsonrpc: "2.0", id: "b", result: "0x0" });
     expect((await post(rt.url, "/", json, balance)).text).toBe(miss.text);
     expect(await fastAnswers(rt)).toBe(missBefore + 2);
+    // The node's answer written with its length known from its bytes (decision 228), an id of more
+    // bytes than characters counted as they are.
+    for (const id of ["b", "b-é€😀", 12]) {
+      const address = `0x${(0xab + String(id).length).toString(16).padStart(40, "0")}`;
+      const asked = await post(rt.url, "/", json, call("eth_getBalance", [address, "0x0"], id));
+      expect(JSON.parse(asked.text)).toEqual({ jsonrpc: "2.0", id, result: "0x0" });
+      expect(asked.headers["content-length"]).toBe(String(Buffer.byteLength(asked.text)));
+    }
+    expect(await fastAnswers(rt)).toBe(missBefore + 5);
 
     // Not a read the cache may hold: the body already read is handed on to Fastify and parsed there.
     const logs = call("eth_getLogs", [{ fromBlock: "0x0", toBlock: "0x0" }], "l");

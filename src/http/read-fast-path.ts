@@ -10,7 +10,7 @@ import { tracingOn } from "../tracing/spans.js";
 import type { Chain, ChainRegistry } from "../upstream/chain-registry.js";
 import { JsonText } from "../upstream/json-text.js";
 import { type RateLimiters, type RequestsInFlight, takeToken } from "./access-control.js";
-import { answerCall, answerOf } from "./answer-call.js";
+import { type AnswerOptions, answerCall, plainAnswerOf } from "./answer-call.js";
 import type { BrowserGuardOptions } from "./browser-guard.js";
 import { CallTemplates } from "./call-templates.js";
 import { admitCaller, idempotencyKeyOf, requestIdOf, writeFastAnswer } from "./fast-admission.js";
@@ -69,7 +69,16 @@ export class ReadFastPath {
   /** Bodies answered from the cache, kept to be known again (decision 221). */
   private readonly templates = new CallTemplates();
 
-  constructor(private readonly options: FastPathOptions) {}
+  /** How an asked call's answer is written: made once, not an object and a closure a request. */
+  private readonly answerOptions: AnswerOptions;
+
+  constructor(private readonly options: FastPathOptions) {
+    this.answerOptions = {
+      maxResponseBytes: options.maxResponseBytes,
+      logUnexpected: (error: unknown) =>
+        options.logger.error({ err: error }, "unexpected error in JSON-RPC call"),
+    };
+  }
 
   serve(
     request: IncomingMessage,
@@ -175,24 +184,23 @@ export class ReadFastPath {
       read = undefined;
     }
     if (admitted.native !== undefined) return false;
-    const options = {
-      maxResponseBytes,
-      logUnexpected: (error: unknown) =>
-        this.options.logger.error({ err: error }, "unexpected error in JSON-RPC call"),
-    };
+    const options = this.answerOptions;
+    if (read !== undefined) {
+      void plainAnswerOf(id, read, options).then((answer) =>
+        this.write(request, response, call.method, tenant, remote, answer.text, started, answer.byteLength),
+      );
+      return true;
+    }
     // Not a plain read (or refused): the dispatcher's whole way, which says why.
-    const answered =
-      read === undefined
-        ? answerCall(
-            dispatcher,
-            chain,
-            id,
-            call.method,
-            call.params,
-            { tenant: caller, owner: tenant?.keyId ?? null, idempotencyKey: idempotencyKeyOf(request) },
-            options,
-          )
-        : answerOf(id, read, options);
+    const answered = answerCall(
+      dispatcher,
+      chain,
+      id,
+      call.method,
+      call.params,
+      { tenant: caller, owner: tenant?.keyId ?? null, idempotencyKey: idempotencyKeyOf(request) },
+      options,
+    );
     void answered.then((answer) =>
       this.write(request, response, call.method, tenant, remote, answer, started),
     );

@@ -64,10 +64,33 @@ describe("readAnswer", () => {
         async (text, cuts) => {
           const bytes = Buffer.from(text, "utf8");
           behaviours.set("/pieces", (_request, response) => void writeInPieces(response, bytes, cuts));
-          expect(await post("/pieces")).toEqual({ status: 200, text });
+          expect(await post("/pieces")).toEqual({
+            status: 200,
+            text,
+            ascii: Buffer.from(text, "utf8").every((b) => b < 0x80),
+          });
         },
       ),
       { numRuns: 150 },
+    );
+  });
+
+  it("says an answer is ASCII only when every byte is, invalid UTF-8 included (decoded as UTF-8 decodes it)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 300 }),
+        fc.array(fc.nat({ max: 300 }), { maxLength: 4 }),
+        async (array, cuts) => {
+          const bytes = Buffer.from(array);
+          behaviours.set("/bytes", (_request, response) => void writeInPieces(response, bytes, cuts));
+          const answer = await post("/bytes");
+          expect(answer.text).toBe(bytes.toString("utf8"));
+          expect(answer.ascii).toBe(array.every((b) => b < 0x80));
+          // What the flag promises the writer: the text's UTF-8 bytes are as many as its characters.
+          if (answer.ascii) expect(Buffer.byteLength(answer.text)).toBe(answer.text.length);
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 
@@ -77,12 +100,12 @@ describe("readAnswer", () => {
       response.writeHead(200, { "content-type": "application/json" });
       response.end('{"ok":1}');
     });
-    expect(await post("/hints")).toEqual({ status: 200, text: '{"ok":1}' });
+    expect(await post("/hints")).toEqual({ status: 200, text: '{"ok":1}', ascii: true });
     behaviours.set("/busy", (_request, response) => {
       response.writeHead(503);
       response.end("busy");
     });
-    expect(await post("/busy")).toEqual({ status: 503, text: "busy" });
+    expect(await post("/busy")).toEqual({ status: 503, text: "busy", ascii: true });
   });
 
   it("refuses an answer past the cap with RESPONSE_TOO_LARGE, and the next call is answered", async () => {
@@ -94,7 +117,7 @@ describe("readAnswer", () => {
     expect(refused).toBeInstanceOf(ChaingateError);
     expect((refused as ChaingateError).code).toBe("RESPONSE_TOO_LARGE");
     behaviours.set("/small", (_request, response) => response.end("[]"));
-    expect(await post("/small", 16 * 1024)).toEqual({ status: 200, text: "[]" });
+    expect(await post("/small", 16 * 1024)).toEqual({ status: 200, text: "[]", ascii: true });
   });
 
   it("rejects with the signal's reason, aborted before the call is sent or while it waits for its answer", async () => {
@@ -130,7 +153,7 @@ describe("readAnswer", () => {
 
   it("leaves no listener on a signal once its call is answered", async () => {
     const signal = new CallAbort();
-    expect(await post("/small", 1024, signal)).toEqual({ status: 200, text: "[]" });
+    expect(await post("/small", 1024, signal)).toEqual({ status: 200, text: "[]", ascii: true });
     expect(signal.listenerCount("abort")).toBe(0);
   });
 });

@@ -1,4 +1,5 @@
 /** Reads one node answer whole, as its status and text, straight from undici's dispatch: no response stream, no header object. */
+import { isAscii } from "node:buffer";
 import { type Dispatcher, errors } from "undici";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { CallAbort } from "./call-abort.js";
@@ -7,6 +8,11 @@ import type { CallAbort } from "./call-abort.js";
 export interface NodeAnswer {
   status: number;
   text: string;
+  /**
+   * Every byte of the answer was ASCII, so any slice of `text` is as long in UTF-8 bytes as in
+   * characters: what is cut out of it is written without counting its bytes again.
+   */
+  ascii: boolean;
 }
 
 /**
@@ -79,9 +85,11 @@ class AnswerReader implements Dispatcher.DispatchHandler {
     const chunks = this.chunks;
     // One chunk (most answers) decodes as it is; several are joined first, so that a character
     // split between two chunks is decoded whole.
-    const text =
-      chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks, this.size).toString("utf8");
-    this.resolve({ status: this.status, text });
+    const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size);
+    // Tested on the bytes, not inferred from the text's length: an invalid byte decodes to one
+    // character (U+FFFD) that is three bytes written again.
+    const ascii = isAscii(bytes);
+    this.resolve({ status: this.status, text: bytes.toString(ascii ? "latin1" : "utf8"), ascii });
   }
 
   onError(error: Error): void {

@@ -164,12 +164,12 @@ export class HttpUpstream {
     const { status, text } = answer;
     this.checkStatus(status);
     return asText
-      ? this.resultText(method, status, text)
+      ? this.resultText(method, status, text, answer.ascii)
       : this.resultOf(method, this.parse(status, text), status);
   }
 
   /** As resultOf, with the result kept as the node's text (only the small error member is parsed). */
-  private resultText(method: string, status: number, text: string): unknown {
+  private resultText(method: string, status: number, text: string, ascii: boolean): unknown {
     let members: ReturnType<typeof envelopeParts>;
     try {
       members = envelopeParts(text);
@@ -184,7 +184,7 @@ export class HttpUpstream {
       return this.resultOf(method, { error: JSON.parse(error.text) }, status);
     if (result === undefined) return this.resultOf(method, {}, status);
     if (status !== 200) throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);
-    return new JsonText(result.text, result.items);
+    return new JsonText(result.text, result.items, ascii ? result.text.length : undefined);
   }
 
   /** Sends the calls waiting for this turn, MAX_BATCH at a time; one alone goes as a plain call. */

@@ -1,6 +1,13 @@
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { concatArrays, envelopeParts, JsonText, MalformedJson, skipValue } from "./json-text.js";
+import {
+  anyEnvelopeParts,
+  concatArrays,
+  envelopeParts,
+  JsonText,
+  MalformedJson,
+  skipValue,
+} from "./json-text.js";
 
 it("reads any JSON value's extent and an array's item count as JSON.parse sees them (property)", () => {
   fc.assert(
@@ -26,6 +33,34 @@ it("an envelope's result and error come back as their own JSON text, whatever th
     }),
   );
   expect(envelopeParts('{"jsonrpc":"2.0","id":1}')).toEqual({ result: undefined, error: undefined });
+});
+
+it("an answer in the nodes' common shape reads as the general loop reads it, near misses of the shape included (property)", () => {
+  // The shape's own text and the ways a node's answer can leave it: other ids, spacing, members after.
+  const id = fc.oneof(fc.nat().map(String), fc.constantFrom("", "-1", "1.5", '"a"', "null", "01", " 1"));
+  const tail = fc.constantFrom("}", "}\n", "} ", ',"error":null}', ',"result":2}', "", "}x", "}}");
+  const result = fc.oneof(
+    fc.jsonValue().map((v) => JSON.stringify(v)),
+    fc.constantFrom(" 1", "[1,", '"open', "", "tru", "{}", "[]", '"0x1"'),
+  );
+  fc.assert(
+    fc.property(id, result, tail, (idText, resultText, end) => {
+      const text = `{"jsonrpc":"2.0","id":${idText},"result":${resultText}${end}`;
+      const read = (how: (t: string) => unknown) => {
+        try {
+          return how(text);
+        } catch (error) {
+          return error instanceof MalformedJson ? "malformed" : error;
+        }
+      };
+      expect(read(envelopeParts)).toEqual(read(anyEnvelopeParts));
+    }),
+    { numRuns: 2000 },
+  );
+  expect(envelopeParts('{"jsonrpc":"2.0","id":7,"result":"0x1"}\n')).toEqual({
+    result: { text: '"0x1"', items: 0 },
+    error: undefined,
+  });
 });
 
 it("members' names are read as JSON.parse reads them, escapes, repeats and all; a raw control character in a name is refused (property)", () => {

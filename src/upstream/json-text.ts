@@ -2,11 +2,12 @@
 
 /** A result already serialised; the envelope writer splices it in without stringifying again. */
 export class JsonText {
-  private bytes: number | undefined;
   constructor(
     readonly text: string,
     /** For an array: how many items it holds (counted while it was read). */
     readonly items = 0,
+    /** Its UTF-8 length where the reader knows it (a slice of an all-ASCII answer); else counted when first asked. */
+    private bytes?: number,
   ) {}
 
   /** Its UTF-8 length, counted once: a cached answer is written many times. */
@@ -136,6 +137,28 @@ function memberName(text: string, start: number, end: number): "result" | "error
   return undefined;
 }
 
+/** How anvil, geth, reth, Nethermind and Besu begin their answer to one call: these members, in this order. */
+const COMMON_HEAD = '{"jsonrpc":"2.0","id":';
+const COMMON_RESULT = ',"result":';
+
+/**
+ * The parts of an answer in the common shape, `{"jsonrpc":"2.0","id":<digits>,"result":<value>}`
+ * (space after it allowed, none between its tokens), without the general loop's work on the two
+ * members before the result (their names found, compared and skipped: about 1,200 instructions of
+ * a forwarded read's 2,400 for its answer). Undefined for any other shape, which the general loop
+ * reads; a malformed result throws as the general loop's reading of it would.
+ */
+function commonParts(text: string): EnvelopeParts | undefined {
+  if (!text.startsWith(COMMON_HEAD)) return undefined;
+  let i = COMMON_HEAD.length;
+  while (i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
+  if (i === COMMON_HEAD.length || !text.startsWith(COMMON_RESULT, i)) return undefined;
+  const start = skipSpace(text, i + COMMON_RESULT.length);
+  const { end, items } = skipValue(text, start);
+  if (text.charCodeAt(end) !== CLOSE_BRACE || skipSpace(text, end + 1) !== text.length) return undefined;
+  return { result: { text: text.slice(start, end), items }, error: undefined };
+}
+
 /**
  * A JSON-RPC envelope's `result` and `error`, each as its JSON text, read without building the
  * values: the `result` of a 60 MB log answer stays one string. Every member is checked as JSON
@@ -143,6 +166,11 @@ function memberName(text: string, start: number, end: number): "result" | "error
  * Throws MalformedJson when the text is not one JSON object.
  */
 export function envelopeParts(text: string): EnvelopeParts {
+  return commonParts(text) ?? anyEnvelopeParts(text);
+}
+
+/** `envelopeParts` for members in any order and spacing. */
+export function anyEnvelopeParts(text: string): EnvelopeParts {
   const parts: EnvelopeParts = { result: undefined, error: undefined };
   let i = skipSpace(text, 0);
   if (text.charCodeAt(i) !== OPEN_BRACE) throw new MalformedJson(i);
