@@ -16,9 +16,10 @@ import pg from "pg";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import { CLUSTER_CHANNEL, type ClusterBus, LocalBus, PostgresBus } from "./cluster-bus.js";
 import { secureDatabaseFile } from "./data-dir.js";
-import { type CommitDurability, GroupCommit, type OwnStatements } from "./group-commit.js";
+import { type CommitDurability, GroupCommit } from "./group-commit.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import { runMarkedByName } from "./named-statements.js";
+import { OwnTransactions, type SyncStatements } from "./own-transaction.js";
 import { ResilientDialect, translate } from "./resilient-dialect.js";
 import type { Database } from "./schema.js";
 import { REQUEST_CHECKPOINT_PAGES, WalCheckpointer } from "./wal-checkpointer.js";
@@ -79,7 +80,11 @@ export async function openStore(
   location: StoreLocation,
   onFault: StoreFaultListener = () => {},
 ): Promise<Store> {
-  let opened: { db: Kysely<Database>; sqliteFile: SQLite.Database | undefined };
+  let opened: {
+    db: Kysely<Database>;
+    sqliteFile: SQLite.Database | undefined;
+    dialect?: ResilientDialect | undefined;
+  };
   try {
     opened =
       location.kind === "sqlite" ? openSqlite(location.path) : await openPostgres(location.url, onFault);
@@ -89,7 +94,7 @@ export async function openStore(
       cause: error,
     });
   }
-  const { db, sqliteFile } = opened;
+  const { db, sqliteFile, dialect } = opened;
   await migrate(db);
   const checkpointer =
     sqliteFile && location.kind === "sqlite"
@@ -106,10 +111,12 @@ export async function openStore(
   // writes (a sent transaction's state) have a lane of their own (decisions 174, 210), and on
   // PostgreSQL a lone job's commit can follow its last statement unanswered (decision 178).
   const isPostgres = location.kind === "postgres";
+  const own = sqliteFile && ownStatementsOn(sqliteFile);
   const group = new GroupCommit(db, 1, {
     durability,
     pipelinedCommit: isPostgres,
-    own: sqliteFile && ownStatementsOn(sqliteFile),
+    own,
+    transactions: own && dialect && new OwnTransactions(dialect, own),
   });
   let bus: ClusterBus = new LocalBus();
   if (location.kind === "postgres") {
@@ -138,7 +145,11 @@ export async function openStore(
   };
 }
 
-function openSqlite(path: string): { db: Kysely<Database>; sqliteFile: SQLite.Database | undefined } {
+function openSqlite(path: string): {
+  db: Kysely<Database>;
+  sqliteFile: SQLite.Database | undefined;
+  dialect: ResilientDialect;
+} {
   if (path !== ":memory:") {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     secureDatabaseFile(path);
@@ -156,10 +167,9 @@ function openSqlite(path: string): { db: Kysely<Database>; sqliteFile: SQLite.Da
   // sync is done off the event loop (GroupCommit, WalFlush).
   sqlite.pragma("synchronous = FULL");
   sqlite.defaultSafeIntegers(false);
-  const db = new Kysely<Database>({
-    dialect: new ResilientDialect(new SqliteDialect({ database: withStatementCache(sqlite) })),
-  });
-  return { db, sqliteFile: path === ":memory:" ? undefined : sqlite };
+  const dialect = new ResilientDialect(new SqliteDialect({ database: withStatementCache(sqlite) }));
+  const db = new Kysely<Database>({ dialect });
+  return { db, sqliteFile: path === ":memory:" ? undefined : sqlite, dialect };
 }
 
 async function openPostgres(
@@ -208,7 +218,7 @@ function walFlushFor(path: string): WalFlush | undefined {
  * SQLite connection (decision 202), prepared through its statement cache (withStatementCache),
  * their faults translated as the dialect translates them.
  */
-function ownStatementsOn(sqlite: SQLite.Database): OwnStatements {
+function ownStatementsOn(sqlite: SQLite.Database): SyncStatements {
   return {
     run(query) {
       try {
@@ -216,6 +226,9 @@ function ownStatementsOn(sqlite: SQLite.Database): OwnStatements {
       } catch (error) {
         throw translate(error);
       }
+    },
+    get inTransaction() {
+      return sqlite.inTransaction;
     },
   };
 }

@@ -1,6 +1,7 @@
 /** Group commit: writes that arrive together share one database transaction, each under its own savepoint. */
 import { AsyncResource } from "node:async_hooks";
 import { CompiledQuery, type Kysely, type Transaction } from "kysely";
+import type { OwnTransactions } from "./own-transaction.js";
 import type { Database } from "./schema.js";
 
 /**
@@ -81,6 +82,8 @@ export interface GroupCommitOptions {
   pipelinedCommit?: boolean;
   /** The group's own statements run straight on a synchronous connection (see OwnStatements). */
   own?: OwnStatements | undefined;
+  /** The group's transaction without Kysely's builders, where the store has durability to manage (file SQLite). */
+  transactions?: OwnTransactions | undefined;
 }
 
 /**
@@ -192,6 +195,7 @@ export class GroupCommit {
   private loopFree: () => boolean = () => false;
   private readonly pipelinedCommit: boolean;
   private readonly ownStatements: OwnStatements | undefined;
+  private readonly transactions: OwnTransactions | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -202,6 +206,7 @@ export class GroupCommit {
     this.durability = options.durability;
     this.pipelinedCommit = options.pipelinedCommit ?? false;
     this.ownStatements = options.own;
+    this.transactions = options.transactions;
   }
 
   /**
@@ -427,6 +432,15 @@ export class GroupCommit {
         return { ok: true, value: await settled(await this.db.transaction().execute(work)) };
       const answered = async (trx: Transaction<Database>) => settled(await work(trx));
       if (!durability) return { ok: true, value: await this.db.transaction().execute(answered) };
+      const own = this.ownStatements;
+      if (this.transactions && own) {
+        // The same steps as below, on the same connection, without Kysely's builders (decision 229).
+        const value = await this.transactions.run(answered, {
+          before: () => own.run(durability.relax),
+          after: () => own.run(durability.restore),
+        });
+        return { ok: true, value };
+      }
       // One connection held throughout, so no other transaction commits while syncing is relaxed.
       return await this.db.connection().execute(async (connection) => {
         await this.own(connection, durability.relax);

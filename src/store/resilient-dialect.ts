@@ -254,8 +254,12 @@ export class ResilientDialect implements Dialect {
     return this.inner.createAdapter();
   }
 
+  /** The driver made for the Kysely instance (it asks once): the group commit's own transactions use it too. */
+  driver: Driver | undefined;
+
   createDriver(): Driver {
-    return new ResilientDriver(this.inner.createDriver(), this.pipelined);
+    this.driver = new ResilientDriver(this.inner.createDriver(), this.pipelined);
+    return this.driver;
   }
 
   createQueryCompiler() {
