@@ -1,7 +1,6 @@
 /** Group commit: writes that arrive together share one database transaction, each under its own savepoint. */
 import { AsyncResource } from "node:async_hooks";
 import { CompiledQuery, type Kysely, type Transaction } from "kysely";
-import type { OwnTransactions } from "./own-transaction.js";
 import type { Database } from "./schema.js";
 
 /**
@@ -83,7 +82,19 @@ export interface GroupCommitOptions {
   /** The group's own statements run straight on a synchronous connection (see OwnStatements). */
   own?: OwnStatements | undefined;
   /** The group's transaction without Kysely's builders, where the store has durability to manage (file SQLite). */
-  transactions?: OwnTransactions | undefined;
+  transactions?: GroupTransactions | undefined;
+}
+
+/**
+ * Runs a group's transaction on the store's one connection, as Kysely's `connection()` and
+ * `transaction()` would, without their builders (file SQLite, decision 229; see OwnTransactions).
+ * `held` runs once the connection is taken and before it is given back.
+ */
+export interface GroupTransactions {
+  run<T>(
+    work: (trx: Transaction<Database>) => Promise<T>,
+    held: { before: () => void; after: () => void },
+  ): Promise<T>;
 }
 
 /**
@@ -195,7 +206,7 @@ export class GroupCommit {
   private loopFree: () => boolean = () => false;
   private readonly pipelinedCommit: boolean;
   private readonly ownStatements: OwnStatements | undefined;
-  private readonly transactions: OwnTransactions | undefined;
+  private readonly transactions: GroupTransactions | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,

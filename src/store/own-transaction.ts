@@ -10,15 +10,15 @@ import {
   SingleConnectionProvider,
   Transaction,
 } from "kysely";
+import type { GroupTransactions, OwnStatements } from "./group-commit.js";
 import type { Database } from "./schema.js";
 
 const BEGIN = CompiledQuery.raw("begin");
 const COMMIT = CompiledQuery.raw("commit");
 const ROLLBACK = CompiledQuery.raw("rollback");
 
-/** Statements run at once on the store's synchronous connection (see OwnStatements), and its state. */
-export interface SyncStatements {
-  run(query: CompiledQuery): void;
+/** The group's own statements on the store's synchronous connection, and whether it is in a transaction. */
+export interface SyncStatements extends OwnStatements {
   readonly inTransaction: boolean;
 }
 
@@ -40,7 +40,7 @@ export interface DriverSource {
  * here). `held` runs once the connection is taken and before it is given back: the group's
  * durability pragmas, which must not meet another transaction's commit.
  */
-export class OwnTransactions {
+export class OwnTransactions implements GroupTransactions {
   private readonly compiler: QueryCompiler;
   private readonly adapter: DialectAdapter;
 
