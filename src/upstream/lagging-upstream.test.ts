@@ -20,13 +20,18 @@ it("a lagging upstream is passed over, and its 'not found' is asked again of one
   expect(stats().map((s) => s.lag)).toEqual([10, 0]);
 
   const answeredBefore = stats().map((s) => s.answered);
+  const hedgeWinsBefore = stats()[0]!.hedgeWins;
   for (let i = 0; i < 20; i++) {
     expect((await native(runtime, "eth_blockNumber")).result).toBe("0xa");
   }
-  // Every answer was the ahead node's (0xa above); its count holds all 20. The behind node's count
-  // may still move: the gateway's own background calls (readiness) are not the client's.
-  const answered = stats().map((s, i) => s.answered - answeredBefore[i]!);
-  expect(answered[1]).toBeGreaterThanOrEqual(20);
+  // The ahead node is asked first every time. On a busy machine it may be slower than the hedge
+  // delay, and then the behind node, asked second, can win the race (its 0x0 raised to 0xa): the
+  // ahead node's aborted half is not counted, the behind node's win is. Every call is one or the
+  // other. The behind node's plain count may still move: the gateway's background calls (readiness).
+  const answered = stats()[1]!.answered - answeredBefore[1]!;
+  const hedgesWonBehind = stats()[0]!.hedgeWins - hedgeWinsBefore;
+  expect(answered + hedgesWonBehind).toBeGreaterThanOrEqual(20);
+  expect(hedgesWonBehind).toBeLessThan(20);
 
   // Two blocks behind counts as in sync, so it takes its turn, and it does not know block 10 yet:
   // its null is asked again of the node that is ahead, and the client gets the block every time.
