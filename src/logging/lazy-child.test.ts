@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger } from "fastify";
+import Fastify, { type FastifyBaseLogger, LogController } from "fastify";
 import { expect, it } from "vitest";
 import { createLogger } from "./create-logger.js";
 import { lazyChildLogger } from "./lazy-child.js";
@@ -14,7 +14,7 @@ it("makes no child for a request that logs nothing; a line logged names its requ
   }) as typeof logger.child;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     genReqId: () => "req-1",
   });
