@@ -13,6 +13,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { METHODS_BY_NAME } from "../src/rpc/method-table.js";
 import { ENTRY_OVERHEAD_BYTES, ResponseCache } from "../src/rpc/response-cache.js";
+import { envelopeParts, type JsonText, resultJsonText } from "../src/upstream/json-text.js";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -21,13 +22,24 @@ const balance = METHODS_BY_NAME.get("eth_getBalance")!;
 const cache = new ResponseCache(BUDGET_MB * 1024 * 1024);
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
+/**
+ * A node's answer to a balance read, read from its bytes as the upstream reads it
+ * (`http-upstream.ts`): what a forwarded read keeps, strings and all.
+ */
+function balanceAnswer(n: number): JsonText {
+  const balance = (0x56bc75e2d63100000n + BigInt(n)).toString(16);
+  const bytes = Buffer.from(`{"jsonrpc":"2.0","id":${n},"result":"0x${balance}"}`, "latin1");
+  return resultJsonText(envelopeParts(bytes.toString("latin1")).result!, bytes, true);
+}
+
 let next = 0;
-/** Stores `count` distinct balances; answers microseconds per store. */
+/** Stores `count` distinct balances, each answered as a node answers it; answers microseconds per store. */
 async function store(count: number): Promise<number> {
   const started = performance.now();
   for (let i = 0; i < count; i++, next++) {
     const address = `0x${(0x1_0000_0000 + next).toString(16).padStart(40, "0")}`;
-    await cache.get(1, 1, balance, [address, "latest"], async () => "0x1");
+    const n = next;
+    await cache.get(1, 1, balance, [address, "latest"], async () => balanceAnswer(n));
   }
   return ((performance.now() - started) * 1000) / count;
 }

@@ -31,14 +31,24 @@ export interface Slot {
   readonly paramsText: string;
 }
 
-interface Entry {
-  json: JsonText;
-  /** Head the answer was valid for; undefined for answers that never change. */
-  head: number | undefined;
+/**
+ * A kept answer: the answer itself (a hit hands it out as it is) and what the cache keeps about
+ * it, in one object rather than an entry holding a JsonText (one object fewer a kept answer,
+ * decision 233). It names its chain, not its head's group: an answer still being written after
+ * its head's group was dropped would otherwise keep that group's every key alive with it.
+ */
+class Entry extends JsonText {
   /** Read since it was stored or last spared: eviction passes over it once (second chance). */
-  used: boolean;
-  /** For an answer kept for one head: its chain's keys at that head, dropped together when the head moves. */
-  group: HeadGroup | undefined;
+  used = false;
+
+  constructor(
+    json: JsonText,
+    readonly chainId: number,
+    /** Head the answer was valid for; undefined for answers that never change. */
+    readonly head: number | undefined,
+  ) {
+    super(json.text, json.items, json.byteLength);
+  }
 }
 
 /** The keys of one chain's answers kept for its current head (see `ResponseCache.groupAt`). */
@@ -48,14 +58,15 @@ interface HeadGroup {
 }
 
 /**
- * What an entry holds besides its key's and answer's characters: the map's slot, the entry and
- * JsonText objects, the strings' headers and the key's concatenation, and for an answer kept for
- * one head its slot in the head's set of keys. Measured with V8 (Node 20): 200,000 balance
- * answers took 407 bytes of heap each, of which 77 were characters (397 and 87 before the head's
- * set, decision 206). Without it a cache of small answers held 4.6 times its budget (#17: 419,430
- * entries, RSS past 380 MB, under distinct reads with the default 32 MiB).
+ * What an entry holds besides its key's and answer's characters: the map's slot, the entry, the
+ * strings' headers and the key's concatenation, and for an answer kept for one head its slot in
+ * the head's set of keys. Measured with V8 (Node 20) on balances read from a node's bytes as the
+ * upstream reads them: 490-495 bytes of heap an entry, of which 93 are characters (decision
+ * 233; 336 before it, from answers that were not slices of a node's answer, let such a cache hold
+ * 1.44 times its budget). Without it a cache of small answers held 4.6 times its budget (#17:
+ * 419,430 entries, RSS past 380 MB, under distinct reads with the default 32 MiB).
  */
-export const ENTRY_OVERHEAD_BYTES = 336;
+export const ENTRY_OVERHEAD_BYTES = 400;
 
 /** Heap an entry is counted as: one byte a character (V8 keeps ASCII strings one byte wide) and the overhead. */
 function entryCost(key: string, json: JsonText): number {
@@ -150,7 +161,7 @@ export class ResponseCache {
     // A flag, not a move to the back: re-inserting on every hit churned a map of tens of thousands
     // of entries (rehashes, a fresh key string kept per hit) and halved the hit rate once full (#17).
     hit.used = true;
-    return hit.json;
+    return hit;
   }
 
   /** Answers from the cache, joins an identical call in flight, or runs `fetch` once for all. */
@@ -189,9 +200,9 @@ export class ResponseCache {
         // A null "not found" may become found later (a transaction about to be mined): never kept.
         const found =
           result instanceof JsonText ? !NULL_TEXT.test(result.text) : result !== null && result !== undefined;
-        if (lifetime !== "never" && found) {
-          this.store(chainId, key, json, lifetime === "head" ? head : undefined);
-        }
+        // The kept entry when there is one: its UTF-8 length, counted once, serves this answer too.
+        if (lifetime !== "never" && found)
+          return this.store(chainId, key, json, lifetime === "head" ? head : undefined);
         return json;
       },
       (error: unknown) => {
@@ -203,19 +214,21 @@ export class ResponseCache {
     return run;
   }
 
-  private store(chainId: number, key: string, json: JsonText, head: number | undefined): void {
+  /** Keeps `json` for `key` when it fits and its head is current; answers the kept entry, else `json`. */
+  private store(chainId: number, key: string, json: JsonText, head: number | undefined): JsonText {
     // Larger than the whole budget: never kept.
     const cost = entryCost(key, json);
-    if (cost > this.maxBytes) return;
+    if (cost > this.maxBytes) return json;
     const group = head === undefined ? undefined : this.groupAt(chainId, head);
     // Read at a head the chain has since left: no lookup will be made at it again.
-    if (head !== undefined && group === undefined) return;
+    if (head !== undefined && group === undefined) return json;
     const old = this.entries.get(key);
     if (old) {
-      this.bytes -= entryCost(key, old.json);
-      old.group?.keys.delete(key);
+      this.bytes -= entryCost(key, old);
+      this.leaveGroup(key, old);
     }
-    this.entries.set(key, { json, head, used: false, group });
+    const entry = new Entry(json, chainId, head);
+    this.entries.set(key, entry);
     group?.keys.add(key);
     this.bytes += cost;
     // Oldest first (Map keeps insertion order); an entry read since it was stored or last spared
@@ -231,10 +244,18 @@ export class ResponseCache {
         e.used = false;
         this.entries.set(k, e);
       } else {
-        this.bytes -= entryCost(k, e.json);
-        e.group?.keys.delete(k);
+        this.bytes -= entryCost(k, e);
+        this.leaveGroup(k, e);
       }
     }
+    return entry;
+  }
+
+  /** Takes a dropped entry's key out of its head's group (an entry kept for a head is in its chain's current group). */
+  private leaveGroup(key: string, entry: Entry): void {
+    if (entry.head === undefined) return;
+    const group = this.heads.get(entry.chainId);
+    if (group?.head === entry.head) group.keys.delete(key);
   }
 
   /**
@@ -254,7 +275,7 @@ export class ResponseCache {
         const entry = this.entries.get(key);
         if (entry === undefined) continue;
         this.entries.delete(key);
-        this.bytes -= entryCost(key, entry.json);
+        this.bytes -= entryCost(key, entry);
       }
     }
     const group: HeadGroup = { head, keys: new Set() };

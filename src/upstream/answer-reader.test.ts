@@ -67,6 +67,7 @@ describe("readAnswer", () => {
           expect(await post("/pieces")).toEqual({
             status: 200,
             text,
+            bytes,
             ascii: Buffer.from(text, "utf8").every((b) => b < 0x80),
           });
         },
@@ -85,6 +86,7 @@ describe("readAnswer", () => {
           behaviours.set("/bytes", (_request, response) => void writeInPieces(response, bytes, cuts));
           const answer = await post("/bytes");
           expect(answer.text).toBe(bytes.toString("utf8"));
+          expect(answer.bytes.equals(bytes)).toBe(true);
           expect(answer.ascii).toBe(array.every((b) => b < 0x80));
           // What the flag promises the writer: the text's UTF-8 bytes are as many as its characters.
           if (answer.ascii) expect(Buffer.byteLength(answer.text)).toBe(answer.text.length);
@@ -100,12 +102,22 @@ describe("readAnswer", () => {
       response.writeHead(200, { "content-type": "application/json" });
       response.end('{"ok":1}');
     });
-    expect(await post("/hints")).toEqual({ status: 200, text: '{"ok":1}', ascii: true });
+    expect(await post("/hints")).toEqual({
+      status: 200,
+      text: '{"ok":1}',
+      bytes: Buffer.from('{"ok":1}'),
+      ascii: true,
+    });
     behaviours.set("/busy", (_request, response) => {
       response.writeHead(503);
       response.end("busy");
     });
-    expect(await post("/busy")).toEqual({ status: 503, text: "busy", ascii: true });
+    expect(await post("/busy")).toEqual({
+      status: 503,
+      text: "busy",
+      bytes: Buffer.from("busy"),
+      ascii: true,
+    });
   });
 
   it("refuses an answer past the cap with RESPONSE_TOO_LARGE, and the next call is answered", async () => {
@@ -117,7 +129,12 @@ describe("readAnswer", () => {
     expect(refused).toBeInstanceOf(ChaingateError);
     expect((refused as ChaingateError).code).toBe("RESPONSE_TOO_LARGE");
     behaviours.set("/small", (_request, response) => response.end("[]"));
-    expect(await post("/small", 16 * 1024)).toEqual({ status: 200, text: "[]", ascii: true });
+    expect(await post("/small", 16 * 1024)).toEqual({
+      status: 200,
+      text: "[]",
+      bytes: Buffer.from("[]"),
+      ascii: true,
+    });
   });
 
   it("rejects with the signal's reason, aborted before the call is sent or while it waits for its answer", async () => {
@@ -153,7 +170,12 @@ describe("readAnswer", () => {
 
   it("leaves no listener on a signal once its call is answered", async () => {
     const signal = new CallAbort();
-    expect(await post("/small", 1024, signal)).toEqual({ status: 200, text: "[]", ascii: true });
+    expect(await post("/small", 1024, signal)).toEqual({
+      status: 200,
+      text: "[]",
+      bytes: Buffer.from("[]"),
+      ascii: true,
+    });
     expect(signal.listenerCount("abort")).toBe(0);
   });
 });

@@ -8,6 +8,8 @@ import type { CallAbort } from "./call-abort.js";
 export interface NodeAnswer {
   status: number;
   text: string;
+  /** The bytes `text` was decoded from: a short result is copied out of them (see resultJsonText). */
+  bytes: Buffer;
   /**
    * Every byte of the answer was ASCII, so any slice of `text` is as long in UTF-8 bytes as in
    * characters: what is cut out of it is written without counting its bytes again.
@@ -89,7 +91,7 @@ class AnswerReader implements Dispatcher.DispatchHandler {
     // Tested on the bytes, not inferred from the text's length: an invalid byte decodes to one
     // character (U+FFFD) that is three bytes written again.
     const ascii = isAscii(bytes);
-    this.resolve({ status: this.status, text: bytes.toString(ascii ? "latin1" : "utf8"), ascii });
+    this.resolve({ status: this.status, text: bytes.toString(ascii ? "latin1" : "utf8"), bytes, ascii });
   }
 
   onError(error: Error): void {

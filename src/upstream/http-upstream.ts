@@ -13,7 +13,7 @@ import { inNodeCall, tracingOn } from "../tracing/spans.js";
 import { type NodeAnswer, readAnswer } from "./answer-reader.js";
 import type { CallAbort } from "./call-abort.js";
 import type { TraitsOf } from "./call-traits.js";
-import { envelopeParts, JsonText } from "./json-text.js";
+import { envelopeParts, resultJsonText } from "./json-text.js";
 
 export interface UpstreamCall {
   method: string;
@@ -163,13 +163,12 @@ export class HttpUpstream {
     }
     const { status, text } = answer;
     this.checkStatus(status);
-    return asText
-      ? this.resultText(method, status, text, answer.ascii)
-      : this.resultOf(method, this.parse(status, text), status);
+    return asText ? this.resultText(method, answer) : this.resultOf(method, this.parse(status, text), status);
   }
 
   /** As resultOf, with the result kept as the node's text (only the small error member is parsed). */
-  private resultText(method: string, status: number, text: string, ascii: boolean): unknown {
+  private resultText(method: string, answer: NodeAnswer): unknown {
+    const { status, text } = answer;
     let members: ReturnType<typeof envelopeParts>;
     try {
       members = envelopeParts(text);
@@ -184,7 +183,7 @@ export class HttpUpstream {
       return this.resultOf(method, { error: JSON.parse(error.text) }, status);
     if (result === undefined) return this.resultOf(method, {}, status);
     if (status !== 200) throw upstreamUnavailable(`${this.label} answered HTTP ${status}`);
-    return new JsonText(result.text, result.items, ascii ? result.text.length : undefined);
+    return resultJsonText(result, answer.bytes, answer.ascii);
   }
 
   /** Sends the calls waiting for this turn, MAX_BATCH at a time; one alone goes as a plain call. */

@@ -6,6 +6,8 @@ import {
   envelopeParts,
   JsonText,
   MalformedJson,
+  OWN_COPY_MAX,
+  resultJsonText,
   skipValue,
 } from "./json-text.js";
 
@@ -58,9 +60,27 @@ it("an answer in the nodes' common shape reads as the general loop reads it, nea
     { numRuns: 2000 },
   );
   expect(envelopeParts('{"jsonrpc":"2.0","id":7,"result":"0x1"}\n')).toEqual({
-    result: { text: '"0x1"', items: 0 },
+    result: { text: '"0x1"', start: 33, items: 0 },
     error: undefined,
   });
+});
+
+it("a result made JsonText is the node's text of it, as many bytes as UTF-8 counts, short or long, ASCII or not (property)", () => {
+  const long = fc.string({ minLength: OWN_COPY_MAX, maxLength: OWN_COPY_MAX + 40 });
+  fc.assert(
+    fc.property(fc.oneof(fc.jsonValue(), long), fc.nat({ max: 2 ** 40 }), (result, id) => {
+      const text = `{"jsonrpc":"2.0","id":${id},"result":${JSON.stringify(result)}}`;
+      const bytes = Buffer.from(text, "utf8");
+      const ascii = bytes.every((b) => b < 0x80);
+      const member = envelopeParts(text).result!;
+      expect(text.slice(member.start, member.start + member.text.length)).toBe(member.text);
+      const json = resultJsonText(member, bytes, ascii);
+      expect(json.text).toBe(member.text);
+      expect(json.items).toBe(member.items);
+      expect(json.byteLength).toBe(Buffer.byteLength(member.text));
+    }),
+    { numRuns: 500 },
+  );
 });
 
 it("members' names are read as JSON.parse reads them, escapes, repeats and all; a raw control character in a name is refused (property)", () => {
