@@ -11,12 +11,19 @@ export function ownNodes(name: string) {
   const dir = mkdtempSync(join(tmpdir(), `chaingate-${name}-`));
   const logger = pino({ level: "silent" });
   const nodes: AnvilNode[] = [];
-  let runtime: TestRuntime | undefined;
-  afterAll(async () => {
-    await runtime?.close();
-    await Promise.all(nodes.map((node) => node.stop()));
-    rmSync(dir, { recursive: true, force: true });
-  });
+  /** Every runtime the file started: a second one must not take the first's place (it was never stopped). */
+  const runtimes: TestRuntime[] = [];
+  let closed: Promise<void> | undefined;
+  /** Once (a test of it, then the file's end): a runtime a test closed itself is not stopped again either. */
+  const closeAll = (): Promise<void> => {
+    closed ??= (async () => {
+      for (const runtime of runtimes) await runtime.close();
+      await Promise.all(nodes.map((node) => node.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    })();
+    return closed;
+  };
+  afterAll(closeAll);
   return {
     /** The file's temp folder (removed after the file), for config files and the like. */
     dir,
@@ -39,8 +46,11 @@ export function ownNodes(name: string) {
       return file;
     },
     async runtime(options: Parameters<typeof startTestRuntime>[0]): Promise<TestRuntime> {
-      runtime = await startTestRuntime(options);
+      const runtime = await startTestRuntime(options);
+      runtimes.push(runtime);
       return runtime;
     },
+    /** What runs after the file: every runtime closed, every node stopped, the folder removed (for a test of it). */
+    closeAll,
   };
 }

@@ -38,19 +38,6 @@ export async function startTestRuntime(options: TestRuntimeOptions = {}): Promis
   const store =
     typeof options.store === "object" ? options.store : await tempStore(options.store ?? "sqlite");
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "chaingate-test-"));
-  const config = loadConfig({
-    env: {
-      PORT: "0",
-      CHAINGATE_DATA_DIR: dataDir,
-      CHAINGATE_KDF: "light",
-      LOG_LEVEL: "silent",
-      // Tests send bursts on purpose; the rate-limit tests turn the limits back on.
-      CHAINGATE_RATE_SIGN: "0",
-      CHAINGATE_RATE_WALLETS: "0",
-      ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
-      ...options.env,
-    },
-  });
   const logger = options.logLines
     ? // The access log writes its lines in batches: one entry a line.
       createLogger("debug", {
@@ -59,17 +46,37 @@ export async function startTestRuntime(options: TestRuntimeOptions = {}): Promis
         },
       })
     : pino({ level: "silent" });
+  /** The store and the folder made for this runtime: removed when it closes, or when its start fails. */
+  const release = async () => {
+    try {
+      if (!external) await store.drop();
+    } finally {
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    }
+  };
   let runtime: Awaited<ReturnType<typeof startChaingate>>;
   try {
+    const config = loadConfig({
+      env: {
+        PORT: "0",
+        CHAINGATE_DATA_DIR: dataDir,
+        CHAINGATE_KDF: "light",
+        LOG_LEVEL: "silent",
+        // Tests send bursts on purpose; the rate-limit tests turn the limits back on.
+        CHAINGATE_RATE_SIGN: "0",
+        CHAINGATE_RATE_WALLETS: "0",
+        ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
+        ...options.env,
+      },
+    });
     runtime = await startChaingate(config, {
       logger,
       ...(options.relay === undefined ? {} : { relay: options.relay }),
       ...(options.deploy === undefined ? {} : { deployContracts: options.deploy }),
     });
   } catch (error) {
-    // A start that is refused (a test of a bad configuration) leaves nothing behind either.
-    if (!external) await store.drop();
-    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    // A refused configuration or start (a test of a bad configuration) leaves nothing behind either.
+    await release();
     throw error;
   }
   const post = async (path: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -81,14 +88,22 @@ export async function startTestRuntime(options: TestRuntimeOptions = {}): Promis
     const text = await response.text();
     return { status: response.status, json: text === "" ? undefined : JSON.parse(text) };
   };
+  let closing: Promise<void> | undefined;
   return {
     ...runtime,
     dataDir,
     post,
-    close: async () => {
-      await runtime.stop();
-      if (!external) await store.drop();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    // Once, however often it is called (a test's own close and its file's clean-up), and the store
+    // and folder are removed even when the stop throws.
+    close: () => {
+      closing ??= (async () => {
+        try {
+          await runtime.stop();
+        } finally {
+          await release();
+        }
+      })();
+      return closing;
     },
   };
 }
