@@ -31,6 +31,8 @@ describe("two upstreams of one chain, the first slow on reads", () => {
   let hedging: TestRuntime;
   let plain: TestRuntime;
   let cancelled = 0;
+  /** hold: the slow upstream holds its reads; down: it drops every connection (stopped); pass: it answers at once. */
+  let slowMode: "hold" | "down" | "pass" = "hold";
 
   const configWith = (name: string, hedge: Record<string, unknown>) => {
     const file = join(own.dir, `${name}.json`);
@@ -47,7 +49,11 @@ describe("two upstreams of one chain, the first slow on reads", () => {
     const [a, b] = await Promise.all([own.anvil("a"), own.anvil("b")]);
     fastUrl = b.url;
     slow = await startRpcProxy(a.url, (method, _id, response, call) => {
-      if (method !== "eth_getBalance") return false;
+      if (slowMode === "down") {
+        response.destroy();
+        return true;
+      }
+      if (method !== "eth_getBalance" || slowMode === "pass") return false;
       // A held read whose caller hung up before it was answered: the hedge's loser, cancelled.
       response.on("close", () => {
         if (!response.writableEnded) cancelled++;
@@ -93,12 +99,23 @@ describe("two upstreams of one chain, the first slow on reads", () => {
     return { ms: performance.now() - started, result: (json as { result?: unknown }).result };
   }
 
-  async function metric(rt: TestRuntime, name: string): Promise<number> {
+  /** A counter summed over the upstreams, or only over those whose label holds `upstream`. */
+  async function metric(rt: TestRuntime, name: string, upstream = ""): Promise<number> {
     const text = await (await fetch(`${rt.url}/metrics`)).text();
     return text
       .split("\n")
-      .filter((line) => line.startsWith(`${name}{`))
+      .filter((line) => line.startsWith(`${name}{`) && line.includes(upstream))
       .reduce((sum, line) => sum + Number(line.split(" ")[1]), 0);
+  }
+
+  /** The slow upstream as /network shows it in `rt`. */
+  async function slowUpstream(rt: TestRuntime): Promise<{ healthy: boolean; faults: number }> {
+    const network = (await (await fetch(`${rt.url}/network`)).json()) as {
+      chains: { upstreams: { label: string; healthy: boolean; faults: number }[] }[];
+    };
+    const found = network.chains.flatMap((c) => c.upstreams).find((u) => u.label === slow.url);
+    if (!found) throw new Error(`${slow.url} is not among the upstreams /network shows`);
+    return found;
   }
 
   it("with hedging every read is answered well before the slow upstream would; the hedges are counted", async () => {
@@ -138,4 +155,32 @@ describe("two upstreams of one chain, the first slow on reads", () => {
     expect(answers.some((a) => a.ms >= HOLD_MS - 100)).toBe(true);
     expect(await metric(plain, "chaingate_upstream_hedges")).toBe(0);
   });
+
+  it("an upstream put after its peer is first in turn again once back from an outage: the hedges it lost before are forgotten", async () => {
+    // Beaten twice while it held reads (the test before made sure of that): the peer is asked first.
+    expect(await metric(hedging, "chaingate_upstream_hedge_wins")).toBeGreaterThanOrEqual(2);
+    const faults = (await slowUpstream(hedging)).faults;
+    slowMode = "down";
+    await waitFor(
+      "the stopped upstream faulted",
+      async () => ((await slowUpstream(hedging)).faults > faults ? true : undefined),
+      60_000,
+    );
+    slowMode = "pass";
+    await waitFor(
+      "the upstream back in rotation",
+      async () => ((await slowUpstream(hedging)).healthy ? true : undefined),
+      60_000,
+    );
+    // Reads it is asked first for reach it at once; a hedge to it comes after the peer's 100 ms.
+    const hedgesToSlow = await metric(hedging, "chaingate_upstream_hedges", slow.url);
+    slow.reset();
+    const reads = 20;
+    for (let i = 0; i < reads; i++) expect((await read(hedging)).result).toBe("0x0");
+    const asked = slow.counts.get("eth_getBalance") ?? 0;
+    const askedFirst =
+      asked - ((await metric(hedging, "chaingate_upstream_hedges", slow.url)) - hedgesToSlow);
+    // Round robin over two gives it about half; still put after its peer, it would be first for none.
+    expect(askedFirst).toBeGreaterThanOrEqual(reads / 4);
+  }, 180_000);
 });

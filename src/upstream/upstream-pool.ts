@@ -238,6 +238,19 @@ export class UpstreamPool {
   }
 
   /**
+   * A member that had faulted answered: back into rotation, and the hedges it lost before are
+   * forgotten (decision 236). A node stalls as it goes down, so those losses describe its outage,
+   * not the node that answers now; kept, they would put it after its peers for 2,048 calls.
+   */
+  private recovered(member: Member): void {
+    member.consecutiveFaults = 0;
+    member.coolUntil = 0;
+    member.firsts = 0;
+    member.firstsLost = 0;
+    member.outpacedUntil = 0;
+  }
+
+  /**
    * Asks a member that is unverified, quarantined or back from a fault for its chain id; answers
    * whether it may be used. A node swapped behind a URL for another chain's is caught here.
    */
@@ -292,11 +305,8 @@ export class UpstreamPool {
             member.head = head;
             if (best === undefined || head > best) best = head;
           }
-          if (member.coolUntil > Date.now() && member.consecutiveFaults > 0) {
-            // Healthy again: back into rotation at once rather than after its cooldown.
-            member.coolUntil = 0;
-            member.consecutiveFaults = 0;
-          }
+          // Healthy again: back into rotation at once rather than after its cooldown.
+          if (member.consecutiveFaults > 0) this.recovered(member);
         } catch (error) {
           if (!(error instanceof ChaingateError) || !error.failover) return;
           this.fault(member);
@@ -440,8 +450,7 @@ export class UpstreamPool {
         member.upstream.call(call).then(
           (result) => {
             member.answered++;
-            member.consecutiveFaults = 0;
-            member.coolUntil = 0;
+            if (member.consecutiveFaults > 0) this.recovered(member);
             accept(result);
             done();
           },
@@ -520,8 +529,7 @@ export class UpstreamPool {
             if (settled) return;
             settle(i);
             member.answered++;
-            member.consecutiveFaults = 0;
-            member.coolUntil = 0;
+            if (member.consecutiveFaults > 0) this.recovered(member);
             this.noteLatency(member, performance.now() - started);
             if (i === 1 && hedging) member.hedgeWins++;
             this.noteFirst(first, i === 1 && hedging);
@@ -665,8 +673,7 @@ export class UpstreamPool {
           if (!isEmpty(result)) return result;
           continue;
         }
-        member.consecutiveFaults = 0;
-        member.coolUntil = 0;
+        if (member.consecutiveFaults > 0) this.recovered(member);
         if (!askAhead || !isEmpty(result) || member.head === undefined) return result;
         first = { member, result };
       } catch (error) {
