@@ -4,6 +4,7 @@ import { mine, nodeCall, sendAndWait } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT, EMITTER_INIT_CODE } from "../test-support/evm-fixtures.js";
 import { suiteRuntime } from "../test-support/test-runtime.js";
+import { readMemory } from "./stream-recorder.js";
 
 interface Notification {
   subscription: string;
@@ -165,6 +166,72 @@ it("a logs client resumes across a reorg: what the reorg took back comes with re
     [doomed.transactionHash, true],
     [kept.transactionHash, false],
   ]);
+});
+
+/** The stream's record as the store holds it: its memory's text and the count it has reached. */
+async function recordOf(stream: string): Promise<{ recent: string; count: number }> {
+  const row = await rt.store.db
+    .selectFrom("subscription_streams")
+    .select("recent")
+    .where("id", "=", stream)
+    .executeTakeFirstOrThrow();
+  return { recent: row.recent, count: readMemory(row.recent).count ?? 0 };
+}
+
+/**
+ * A logs stream whose last notification (a log a reorg will take back) went out, the client gone,
+ * and its record made to read as it did before that notification was recorded: what a client finds
+ * when it is back before the record's write lands (decision 237). Answers the doomed log's
+ * transaction, the cursor, the stream and the record as it should read.
+ */
+async function recordBehind() {
+  const { emitter, node, first } = await emitterStream();
+  const snapshot = await nodeCall(node, "evm_snapshot");
+  const { doomed, cursor } = await lastLogThenGone(first, emitter);
+  const stream = cursor.split("-")[0]!;
+  const count = Number.parseInt(cursor.split("-")[3]!, 16);
+  expect(await waitUntil(async () => (await recordOf(stream)).count >= count, 20_000)).toBe(true);
+  const written = (await recordOf(stream)).recent;
+  const memory = readMemory(written);
+  const before = { ...memory, blocks: [], count: count - 1 };
+  await rt.store.db
+    .updateTable("subscription_streams")
+    .set({ recent: JSON.stringify(before) })
+    .where("id", "=", stream)
+    .execute();
+  // The block with the doomed log goes; the chain grows longer with another log.
+  await nodeCall(node, "evm_revert", [snapshot]);
+  await mine(rt, 1);
+  const kept = await sendAndWait(rt, { from: DEV_ACCOUNT, to: emitter });
+  return { doomed, kept, cursor, stream, written };
+}
+
+it("a client back before its stream's record was written waits for the record: the removal still comes", async () => {
+  const { doomed, kept, cursor, stream, written } = await recordBehind();
+  // The record's write lands while the resume is under way.
+  const landed = new Promise((resolve) => setTimeout(resolve, 300)).then(() =>
+    rt.store.db
+      .updateTable("subscription_streams")
+      .set({ recent: written })
+      .where("id", "=", stream)
+      .execute(),
+  );
+  const { got } = await resumedUntil(cursor, kept.transactionHash);
+  await landed;
+  expect(got).toEqual([
+    [doomed.transactionHash, true],
+    [kept.transactionHash, false],
+  ]);
+});
+
+it("a resume whose stream's record never catches up with the cursor is refused, saying how to recover", async () => {
+  const { cursor } = await recordBehind();
+  const again = await client(rt.url);
+  const resumed = await again.call("eth_subscribe", ["logs", { resumeAfter: cursor }]);
+  expect(resumed.error?.message).toMatch(/cannot resume: the stream's record holds \d+ of the cursor's \d+/);
+  expect(resumed.error?.message).toMatch(/subscribe afresh/);
+  expect(again.notes).toEqual([]);
+  await again.close();
 });
 
 it("a removed log the stream could not send (its socket closing) still comes to the client that resumes", async () => {

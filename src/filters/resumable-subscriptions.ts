@@ -1,5 +1,6 @@
 /** Resumable newHeads and logs subscriptions: each notification carries a cursor; a client that lost its socket resumes from it on any instance. */
 import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ChaingateError } from "../errors/chaingate-error.js";
 import type { Store } from "../store/database.js";
 import type { Chain } from "../upstream/chain-registry.js";
@@ -21,6 +22,14 @@ import type { SubscriptionHub } from "./subscription-hub.js";
 export const RESUME_MAX_BLOCKS = 1_024;
 /** A stream not used for this long is forgotten; its cursors are then refused. */
 export const STREAM_RETENTION_MS = 60 * 60_000;
+/**
+ * How long a resume waits for the stream's record to hold what its cursor had (decision 237): the
+ * record is written a few tens of milliseconds after each notification, by whichever instance sent
+ * it, and a client may be back sooner.
+ */
+export const RECORD_WAIT_MS = 5_000;
+/** How often a resume reads the record again while it waits. */
+const RECORD_POLL_MS = 25;
 
 const gone = (why: string) =>
   new ChaingateError(
@@ -113,11 +122,13 @@ export class ResumableSubscriptions {
     resumeAfter: unknown,
   ): Promise<OpenedStream> {
     const cursor = parseCursor(resumeAfter);
-    const row = await this.store.db
-      .selectFrom("subscription_streams")
-      .selectAll()
-      .where("id", "=", cursor.stream)
-      .executeTakeFirst();
+    const read = () =>
+      this.store.db
+        .selectFrom("subscription_streams")
+        .selectAll()
+        .where("id", "=", cursor.stream)
+        .executeTakeFirst();
+    let row = await read();
     if (!row || row.owner !== tenant || row.chain_id !== chain.chainId || row.kind !== kind)
       throw gone(
         "the cursor names no stream of this key on this chain (streams unused for an hour are forgotten)",
@@ -127,10 +138,25 @@ export class ResumableSubscriptions {
       throw gone(
         `the cursor is ${head - cursor.at.block} blocks old; at most ${RESUME_MAX_BLOCKS} can be resumed`,
       );
+    let memory = readMemory(row.recent);
+    // A record behind the cursor does not know the last items the client had: a reorg that took
+    // them back would go unreported. Wait for the write that is on its way; a record that never
+    // catches up (its instance stopped before writing) cannot say what the client had.
+    const deadline = Date.now() + RECORD_WAIT_MS;
+    while (cursor.count !== undefined && (memory.count ?? 0) < cursor.count) {
+      if (Date.now() >= deadline)
+        throw gone(
+          `the stream's record holds ${memory.count ?? 0} of the cursor's ${cursor.count} notifications (the instance that sent the rest stopped before recording them)`,
+        );
+      await sleep(RECORD_POLL_MS);
+      row = await read();
+      if (!row) throw gone("the stream was forgotten while this resume waited for its record");
+      memory = readMemory(row.recent);
+    }
     return {
       stream: row.id,
       criteria: JSON.parse(row.criteria) as LogCriteria,
-      memory: readMemory(row.recent),
+      memory,
       from: cursor.at,
       count: cursor.count,
     };
