@@ -132,7 +132,7 @@ const ACCESS_CODES = {
     status: 410,
     rpc: RPC_INVALID_PARAMS,
     meaning:
-      "a `resumeAfter` cursor that can no longer be resumed (older than 1,024 blocks, its stream unused for an hour, or another key's)",
+      "a `resumeAfter` cursor that can no longer be resumed (older than 1,024 blocks, its stream unused for an hour, another key's, or ahead of its stream's record for 5 s)",
   },
   SUBSCRIPTION_LIMIT: {
     ...LIMIT,
