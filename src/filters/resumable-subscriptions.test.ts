@@ -234,6 +234,20 @@ it("a resume whose stream's record never catches up with the cursor is refused, 
   await again.close();
 });
 
+it("resumes waiting for their stream's record count against the connection's 100 subscriptions: the 101st is refused", async () => {
+  const { cursor } = await recordBehind();
+  const again = await client(rt.url);
+  // Sent at once: the first 100 wait for a record that never catches up, the last meets the cap.
+  const answers = await Promise.all(
+    Array.from({ length: 101 }, () => again.call("eth_subscribe", ["logs", { resumeAfter: cursor }])),
+  );
+  const messages = answers.map((a) => a.error?.message ?? "");
+  expect(messages.filter((m) => /at most 100 subscriptions per connection/.test(m))).toHaveLength(1);
+  expect(messages.filter((m) => /the stream's record holds/.test(m))).toHaveLength(100);
+  expect(again.notes).toEqual([]);
+  await again.close();
+});
+
 it("a removed log the stream could not send (its socket closing) still comes to the client that resumes", async () => {
   const { emitter, node, first } = await emitterStream();
   // Another client, there all along: when it hears of the reorg, so has the first stream.

@@ -31,6 +31,8 @@ type Later = (() => void)[];
 export class SocketSession {
   /** The subscriptions this connection holds: ended when it closes. */
   private readonly mine = new Set<string>();
+  /** Resumes under way (a resume may wait seconds for its stream's record, decision 237): they count against the cap too. */
+  private resuming = 0;
 
   constructor(
     private readonly socket: WebSocket,
@@ -121,14 +123,19 @@ export class SocketSession {
     if (kind === "logs" && !checkFilter.Check(criteria))
       throw invalidParams("eth_subscribe logs filter must be a filter object");
     if (kind === "logs") this.services.logs.checkSize(criteria);
-    if (this.mine.size >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
+    if (this.mine.size + this.resuming >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
       throw invalidRequest(`at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions per connection`);
     }
     if (resumable !== undefined || resumeAfter !== undefined) {
       if (kind === "newPendingTransactions" || this.services.resumable === undefined)
         throw invalidParams("only newHeads and logs subscriptions are resumable");
       if (resumable !== undefined && resumable !== true) throw invalidParams("resumable must be true");
-      return this.resume(kind, criteria, resumeAfter, later);
+      this.resuming++;
+      try {
+        return await this.resume(kind, criteria, resumeAfter, later);
+      } finally {
+        this.resuming--;
+      }
     }
     let id = "";
     id = this.services.hub.subscribe(
