@@ -4,6 +4,7 @@ import { mine, nodeCall, sendAndWait } from "../test-support/chain-helpers.js";
 import { waitUntil } from "../test-support/cli.js";
 import { DEV_ACCOUNT, EMITTER_INIT_CODE } from "../test-support/evm-fixtures.js";
 import { suiteRuntime } from "../test-support/test-runtime.js";
+import { parseCursor } from "./stream-cursor.js";
 import { readMemory } from "./stream-recorder.js";
 
 interface Notification {
@@ -188,8 +189,8 @@ async function recordBehind() {
   const { emitter, node, first } = await emitterStream();
   const snapshot = await nodeCall(node, "evm_snapshot");
   const { doomed, cursor } = await lastLogThenGone(first, emitter);
-  const stream = cursor.split("-")[0]!;
-  const count = Number.parseInt(cursor.split("-")[3]!, 16);
+  const { stream, count: counted } = parseCursor(cursor);
+  const count = counted!;
   expect(await waitUntil(async () => (await recordOf(stream)).count >= count, 20_000)).toBe(true);
   const written = (await recordOf(stream)).recent;
   const memory = readMemory(written);
