@@ -1,5 +1,5 @@
 /**
- * chaingate under two sets of Node flags, side by side in one run: cache hits and forwarded reads
+ * chaingate under two sets of Node flags (or two configurations, or two builds), side by side in one run: cache hits and forwarded reads
  * measured with wrk against two processes of this build, rounds alternating A and B (ABBA), each
  * round's B/A ratio of rate and of CPU a request (user + system from /proc, every thread) reported
  * with its min, median and max over rounds.
@@ -13,13 +13,19 @@
  *   response cache is full and whose code has served misses (as in service);
  * - BENCH_ROUNDS (8) rounds of BENCH_SECONDS (5) a side for each counted case, 32 connections, after
  *   3 s of each case on each side to warm up; request logging off on both (as `bench:gateway-wrk`'s
- *   ratio rounds), BENCH_LOG_REQUESTS=true for `npm start`'s default.
+ *   ratio rounds), BENCH_LOG_REQUESTS=true for `npm start`'s default;
+ * - BENCH_ENV_A and BENCH_ENV_B (`NAME=value` pairs, space-separated) over one side's environment,
+ *   BENCH_MAIN_A and BENCH_MAIN_B another build's `dist/main.js` for one side: two configurations or
+ *   two builds side by side under the same flags; BENCH_LOG_READER=stalled leaves the gateways'
+ *   output unread once they are ready (a log collector that stopped: with BENCH_LOG_REQUESTS=true
+ *   the pipe fills within milliseconds), and each side's resident memory is reported after the run.
  * Run: npm run bench:node-flags   (writes bench/results/node-flags-<timestamp>.json)
  */
-import { type ChildProcess, execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import type { AnvilNode } from "../src/devnet/anvil-node.js";
 import { startBenchAnvil, startGatewayProcess } from "./bench-anvil.js";
 import { processCpuSeconds, round, spread } from "./bench-stats.js";
@@ -34,6 +40,25 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const FILL_SECONDS = Number(process.env.BENCH_FILL_SECONDS ?? 30);
 const LOG_REQUESTS = process.env.BENCH_LOG_REQUESTS === "true" ? "true" : "false";
+/** `NAME=value` pairs (space-separated) over one side's environment: two configurations side by side. */
+const envOf = (name: string): Record<string, string> =>
+  Object.fromEntries(
+    (process.env[name] ?? "")
+      .split(" ")
+      .filter((pair) => pair !== "")
+      .map((pair) => {
+        const eq = pair.indexOf("=");
+        if (eq <= 0) throw new Error(`${name}: ${pair} is not NAME=value`);
+        return [pair.slice(0, eq), pair.slice(eq + 1)];
+      }),
+  );
+const ENV_A = envOf("BENCH_ENV_A");
+const ENV_B = envOf("BENCH_ENV_B");
+/** Another build's `dist/main.js` for a side (this checkout's by default): two builds side by side. */
+const MAIN_A = process.env.BENCH_MAIN_A;
+const MAIN_B = process.env.BENCH_MAIN_B;
+/** `stalled`: the gateways' output is never read after they start, as a log collector that stopped. */
+const LOG_READER = process.env.BENCH_LOG_READER === "stalled" ? "stalled" : "reading";
 for (const name of CASES)
   if (!["hit", "fill", "forwarded"].includes(name)) throw new Error(`BENCH_CASES: unknown case ${name}`);
 
@@ -86,11 +111,25 @@ end
   return file;
 }
 
-function measure(side: Side, lua: string, seconds: number): Measured {
+/**
+ * wrk run without blocking this process: its event loop keeps reading the gateways' output while wrk
+ * runs. Run synchronously, nothing read a gateway's log for the whole round, so with request logging
+ * on its pipe filled within milliseconds and pino held every later line in memory (tens of MB a
+ * round), which the access log's cost was then measured with.
+ */
+const runWrk = promisify(execFile);
+
+function rssMbOf(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+}
+
+async function measure(side: Side, lua: string, seconds: number): Promise<Measured> {
   const before = processCpuSeconds(side.pid);
-  const out = execFileSync(WRK!, ["-t2", "-c32", "--latency", `-d${seconds}s`, "-s", lua, side.url], {
-    encoding: "utf8",
-  });
+  const { stdout: out } = await runWrk(
+    WRK!,
+    ["-t2", "-c32", "--latency", `-d${seconds}s`, "-s", lua, side.url],
+    { encoding: "utf8" },
+  );
   const cpu = processCpuSeconds(side.pid) - before;
   const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN);
   if (!(requests > 0)) throw new Error(`wrk answered no requests:\n${out}`);
@@ -108,39 +147,40 @@ try {
   anvil = bench.anvil;
   const { blockHash } = bench;
   const sides: Side[] = [];
-  for (const [name, extra] of [
-    ["A", FLAGS_A],
-    ["B", FLAGS_B],
+  for (const [name, extra, env, main] of [
+    ["A", FLAGS_A, ENV_A, MAIN_A],
+    ["B", FLAGS_B, ENV_B, MAIN_B],
   ] as const) {
     const { child, url } = await startGatewayProcess(
       bench.anvil.url,
       join(dir, name),
       started,
-      { CHAINGATE_LOG_REQUESTS: LOG_REQUESTS },
-      undefined,
+      { CHAINGATE_LOG_REQUESTS: LOG_REQUESTS, ...env },
+      main,
       extra,
     );
-    // Its log is read to the end, as a collector would.
-    child.stdout?.resume();
+    // Its log is read to the end, as a collector would (or, BENCH_LOG_READER=stalled, no further).
+    if (LOG_READER === "reading") child.stdout?.resume();
+    else child.stdout?.pause();
     sides.push({ name, flags: extra, url, pid: child.pid! });
   }
   const hit = script(blockHash);
   for (const side of sides) {
-    measure(side, hit, 3);
-    measure(side, script(undefined), 3);
+    await measure(side, hit, 3);
+    await measure(side, script(undefined), 3);
   }
   const results: Record<string, unknown>[] = [];
   for (const [index, name] of CASES.entries()) {
     if (name === "fill") {
-      for (const side of sides) measure(side, script(undefined), FILL_SECONDS);
+      for (const side of sides) await measure(side, script(undefined), FILL_SECONDS);
       continue;
     }
     const rounds: { a: Measured; b: Measured }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 === 0 ? sides : [...sides].reverse();
-      const got = new Map(
-        order.map((side) => [side.name, measure(side, name === "hit" ? hit : script(undefined), SECONDS)]),
-      );
+      const got = new Map<string, Measured>();
+      for (const side of order)
+        got.set(side.name, await measure(side, name === "hit" ? hit : script(undefined), SECONDS));
       const a = got.get("A")!;
       const b = got.get("B")!;
       rounds.push({ a, b });
@@ -168,7 +208,13 @@ try {
     when: new Date().toISOString(),
     flags_a: FLAGS_A.join(" "),
     flags_b: FLAGS_B.join(" "),
+    env_a: ENV_A,
+    env_b: ENV_B,
+    main_a: MAIN_A ?? "dist/main.js",
+    main_b: MAIN_B ?? "dist/main.js",
     log_requests: LOG_REQUESTS,
+    log_reader: LOG_READER,
+    rss_mb_after: Object.fromEntries(sides.map((side) => [side.name, rssMbOf(side.pid)])),
     seconds_per_round: SECONDS,
     results,
   });

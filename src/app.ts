@@ -116,6 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   let fastPath: FastPaths | undefined;
   // One line per request, on the fast path too, written in batches (decision 102).
   const accessLog = config.logRequests ? AccessLog.of(deps.logger) : undefined;
+  if (accessLog !== undefined) deps.metrics.readAccessLogDrops(() => accessLog.droppedLines);
   const inFlight = new RequestsInFlight(config.limits.concurrentPerKey, deps.share);
   const open = new OpenRequests();
   const app = createFastify(config, deps.logger, () => fastPath, open);

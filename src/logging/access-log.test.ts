@@ -1,5 +1,9 @@
 /** The access log: one pino-shaped line per request, secrets out of URLs, written in batches and on close. */
-import { hostname } from "node:os";
+import { execFileSync } from "node:child_process";
+import { once } from "node:events";
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
@@ -192,5 +196,71 @@ describe("AccessLog", () => {
     log!.record(entry);
     log!.flush();
     expect(written.join("")).toContain('"reqId":"req-1"');
+  });
+
+  it("drops whole batches while a pipe's reader has stopped, counts them, and says how many once it reads again", async () => {
+    // pino's own destination on a real pipe (a FIFO) that nobody reads until the end.
+    const dir = mkdtempSync(join(tmpdir(), "chaingate-access-log-"));
+    const fifo = join(dir, "log");
+    execFileSync("mkfifo", [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const destination = pino.destination({ dest: fifo, sync: false });
+    try {
+      await once(destination, "ready");
+      const log = new AccessLog(destination, {
+        flushBytes: 4096,
+        flushMs: 60_000,
+        maxBacklogBytes: 64 * 1024,
+      });
+      // About 230 bytes a line: over a megabyte, where the pipe holds 64 KiB and the log 64 KiB more.
+      const sent = 5000;
+      for (let i = 0; i < sent; i++) log.record({ ...entry, id: `r${i}` });
+      log.flush();
+      expect(log.droppedLines).toBeGreaterThan(sent / 2);
+      const dropped = log.droppedLines;
+      // Reading again: what was handed over arrives, then the one line that tells of the drop.
+      let text = "";
+      const chunk = Buffer.alloc(64 * 1024);
+      const readUntil = async (done: () => boolean) =>
+        waitUntil(() => {
+          for (;;) {
+            let n = 0;
+            try {
+              n = readSync(reader, chunk);
+            } catch (error) {
+              if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+            }
+            if (n <= 0) break;
+            text += chunk.toString("utf8", 0, n);
+          }
+          return done();
+        }, 20_000);
+      expect(await readUntil(() => text.includes('"dropped"'))).toBe(true);
+      // Lines written after the drain are written again, not dropped.
+      log.record({ ...entry, id: "after" });
+      log.flush();
+      expect(await readUntil(() => text.includes('"reqId":"after"'))).toBe(true);
+      const lines = text
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l) as { level: number; reqId?: string; dropped?: number; msg: string });
+      const warnings = lines.filter((l) => l.level === 40);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({
+        dropped,
+        msg: "access-log lines dropped: the log's reader fell behind",
+      });
+      const requests = lines.filter((l) => l.msg === "request").map((l) => l.reqId);
+      // Every line is either read or counted, and whole batches go: what was read is in order.
+      expect(requests.length - 1 + dropped).toBe(sent);
+      expect(requests.at(-1)).toBe("after");
+      const numbers = requests.slice(0, -1).map((id) => Number(id!.slice(1)));
+      expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
+      expect(log.droppedLines).toBe(dropped);
+    } finally {
+      destination.end();
+      closeSync(reader);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -61,6 +61,8 @@ describe("the series the rules and the dashboard name", () => {
     // The new series are there with values: the quorum per chain, and the codes counted once answered.
     expect(text).toMatch(/^chaingate_chain_upstreams_required\{chain="1001"\} 1$/m);
     expect(text).toMatch(/^chaingate_webhook_deliveries_pending \d+$/m);
+    // Nothing read this runtime's log too slowly: no access-log line was dropped (decision 239).
+    expect(text).toMatch(/^chaingate_access_log_dropped_lines 0$/m);
     await rt.post("/wallet/not-a-wallet/owner", {});
     await fetch(`${rt.url}/wallet/no-such-wallet`);
     const after = await (await fetch(`${rt.url}/metrics`)).text();

@@ -1,5 +1,5 @@
 /** Prometheus metrics: request counters and latencies, plus gauges read from each subsystem at scrape time. */
-import { collectDefaultMetrics, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { SubscriptionHub } from "../filters/subscription-hub.js";
 import type { KeyDeriver } from "../keys/kdf.js";
 import { METHODS_BY_NAME } from "../rpc/method-table.js";
@@ -45,6 +45,8 @@ export class Metrics {
    */
   private readonly requestSeries = new Map<string, Map<string, Map<number, RequestSeries>>>();
   private readonly rpcSeries = new Map<string, CounterSeries>();
+  /** The access log's dropped lines (logging/access-log.ts), read at scrape time; none while it is off. */
+  private accessLogDrops: () => number = () => 0;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -75,6 +77,20 @@ export class Metrics {
       registers,
     }).for({});
     registerSubsystemGauges(registers, sources);
+    const drops = () => this.accessLogDrops();
+    new Gauge({
+      name: "chaingate_access_log_dropped_lines",
+      help: "Access-log lines dropped since start because the log's reader fell behind (16 MiB held for it)",
+      registers,
+      collect() {
+        this.set(drops());
+      },
+    });
+  }
+
+  /** Where the access log's dropped lines are read from (the composition root's access log). */
+  readAccessLogDrops(read: () => number): void {
+    this.accessLogDrops = read;
   }
 
   observeRequest(route: string, method: string, status: number, seconds: number): void {
