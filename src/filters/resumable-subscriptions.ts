@@ -11,6 +11,7 @@ import { type Position, parseCursor } from "./stream-cursor.js";
 import { StreamFeed, WHOLE_BLOCK } from "./stream-feed.js";
 import {
   type Kind,
+  PendingRecords,
   readMemory,
   STREAM_RECENT_BLOCKS,
   type StreamMemory,
@@ -50,6 +51,9 @@ interface OpenedStream {
 }
 
 export class ResumableSubscriptions {
+  /** Stream records not yet written: written at once when the instance stops. */
+  private readonly records = new PendingRecords();
+
   constructor(
     private readonly hub: SubscriptionHub,
     private readonly store: Store,
@@ -79,7 +83,7 @@ export class ResumableSubscriptions {
         ? await this.newStream(chain, kind, criteria, tenant)
         : await this.resumedStream(chain, kind, tenant, resumeAfter);
     const { stream, memory, from, count } = opened;
-    const recorder = new StreamRecorder(this.store, stream, memory, this.now);
+    const recorder = new StreamRecorder(this.store, stream, memory, this.now, this.records);
     // What the client had is what the stream remembers from here on (the replay sends the rest again).
     const missed = from !== undefined && count !== undefined ? recorder.rewindTo(count) : [];
     const feed = new StreamFeed(kind, stream, recorder, memory.count ?? 0, from, send);
@@ -242,6 +246,11 @@ export class ResumableSubscriptions {
   }
 
   /** Forgets streams unused for an hour (run periodically). */
+  /** Writes every stream's record that is not yet written (on shutdown, before the store closes). */
+  flush(): Promise<void> {
+    return this.records.flush();
+  }
+
   async prune(): Promise<void> {
     await this.store.db
       .deleteFrom("subscription_streams")

@@ -50,8 +50,11 @@ export async function startFilters(
     config.limits.subscriptionsPerKey,
     deps.share,
   );
-  shutdown.add("subscriptions", () => hub.close());
   const resumable = new ResumableSubscriptions(hub, store);
+  // Steps run in reverse: the hub stops sending first, then what its streams sent is recorded, so
+  // a client of this instance resumes on another from its last cursor (decision 240).
+  shutdown.add("subscription stream records", () => resumable.flush());
+  shutdown.add("subscriptions", () => hub.close());
   startPeriodic({ name: "subscription stream prune", everyMs: 60_000, run: () => resumable.prune() }, deps);
   return { filters, logs, hub, resumable };
 }

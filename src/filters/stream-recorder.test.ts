@@ -1,7 +1,13 @@
 /** A stream's memory answers, on resume, exactly the removals a client had the logs of and did not get, log by log. */
 import { expect, it } from "vitest";
 import { suiteStore } from "../test-support/stores.js";
-import { type Log, type StreamMemory, StreamRecorder } from "./stream-recorder.js";
+import {
+  type Log,
+  PendingRecords,
+  readMemory,
+  type StreamMemory,
+  StreamRecorder,
+} from "./stream-recorder.js";
 
 // The recorder writes its stream's row (none here: the writes change nothing) to a real store.
 const own = suiteStore("sqlite");
@@ -75,4 +81,48 @@ it("a resume forgets the logs that went out after the client's count: the replay
   expect(memory.count).toBe(2);
   recorder.rewindTo(1);
   expect(memory.blocks.map((b) => [b.n, b.logs?.length])).toEqual([[7, 1]]);
+});
+
+it("a flush writes every record not yet written at once, and waits for one already on its way (a stopping instance)", async () => {
+  const id = `flush-${Date.now()}`;
+  const now = Date.now();
+  await own.store.db
+    .insertInto("subscription_streams")
+    .values({
+      id,
+      owner: "t",
+      chain_id: 1,
+      kind: "newHeads",
+      criteria: "{}",
+      recent: JSON.stringify({ blocks: [] }),
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  const counted = async () =>
+    readMemory(
+      (
+        await own.store.db
+          .selectFrom("subscription_streams")
+          .select("recent")
+          .where("id", "=", id)
+          .executeTakeFirstOrThrow()
+      ).recent,
+    ).count;
+  const pending = new PendingRecords();
+  const recorder = new StreamRecorder(own.store, id, { blocks: [] }, Date.now, pending);
+  recorder.note("newHeads", { number: "0x5", hash: `0x${"a".repeat(64)}` }, 1);
+  // Its own write would come 20 ms later: the flush writes it now.
+  await pending.flush();
+  expect(await counted()).toBe(1);
+  // A write under way and a note after it: the flush waits for both, and the newer lands last.
+  recorder.note("newHeads", { number: "0x6", hash: `0x${"b".repeat(64)}` }, 2);
+  const first = recorder.write();
+  recorder.note("newHeads", { number: "0x7", hash: `0x${"c".repeat(64)}` }, 3);
+  await pending.flush();
+  await first;
+  expect(await counted()).toBe(3);
+  // Nothing left to write: a flush has nothing to wait for.
+  await pending.flush();
+  expect(await counted()).toBe(3);
 });

@@ -70,14 +70,40 @@ function hadBy<B extends RecentBlock>(block: B, count: number): B {
 
 const hasLogs = (block: RecentBlock) => block.logs === undefined || block.logs.length > 0;
 
+/**
+ * The records with a write to come or under way, so that a stopping instance writes them before its
+ * store closes: a client whose instance is shut down resumes on another at once, and a record left
+ * behind its cursor would refuse that resume (decision 237) though nothing crashed.
+ */
+export class PendingRecords {
+  private readonly pending = new Set<StreamRecorder>();
+
+  add(recorder: StreamRecorder): void {
+    this.pending.add(recorder);
+  }
+
+  delete(recorder: StreamRecorder): void {
+    this.pending.delete(recorder);
+  }
+
+  /** Writes every record now (and waits for those already on their way). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.pending].map((recorder) => recorder.write()));
+  }
+}
+
 export class StreamRecorder {
   private dirty = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** The write on its way, if any (a flush waits for it). */
+  private writing: Promise<void> | undefined;
 
   constructor(
     private readonly store: Store,
     private readonly id: string,
     private readonly memory: StreamMemory,
     private readonly now: () => number,
+    private readonly pending?: PendingRecords,
   ) {}
 
   private get recent(): RecentBlock[] {
@@ -187,16 +213,37 @@ export class StreamRecorder {
   private schedule(): void {
     if (this.dirty) return;
     this.dirty = true;
-    setTimeout(() => {
-      this.dirty = false;
-      void this.store.db
-        .updateTable("subscription_streams")
-        .set({ recent: JSON.stringify(this.memory), updated_at: this.now() })
-        .where("id", "=", this.id)
-        .execute()
-        .catch(() => {
+    this.pending?.add(this);
+    this.timer = setTimeout(() => void this.write(), 20).unref();
+  }
+
+  /** Writes what the stream remembers now, if anything changed since the last write. */
+  write(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.dirty) return this.writing ?? Promise.resolve();
+    this.dirty = false;
+    // After the write before it, never beside it: the newer memory must land last.
+    const written = (this.writing ?? Promise.resolve())
+      .then(() =>
+        this.store.db
+          .updateTable("subscription_streams")
+          .set({ recent: JSON.stringify(this.memory), updated_at: this.now() })
+          .where("id", "=", this.id)
+          .execute(),
+      )
+      .then(
+        () => {},
+        () => {
           // The store did not answer: the next block writes the stream again.
-        });
-    }, 20).unref();
+        },
+      )
+      .finally(() => {
+        if (this.writing !== written) return;
+        this.writing = undefined;
+        if (!this.dirty) this.pending?.delete(this);
+      });
+    this.writing = written;
+    return written;
   }
 }
