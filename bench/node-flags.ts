@@ -219,6 +219,8 @@ try {
     results,
   });
 } finally {
+  // A gateway whose output was left unread cannot finish its last writes and exit: read it now.
+  for (const child of started) child.stdout?.resume();
   await stopProcesses(started);
   await anvil?.stop();
   rmSync(dir, { recursive: true, force: true });
