@@ -1,6 +1,11 @@
 /** What the side-by-side benches share: a process's CPU from /proc, percentiles, and min/median/max over rounds. */
 import { readFileSync } from "node:fs";
 
+/** A process's resident memory in MB, from /proc. */
+export function rssMbOf(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+}
+
 /** CPU seconds a process has used (user + system), from /proc: the processes share the two cores. */
 export function processCpuSeconds(pid: number): number {
   try {

@@ -28,6 +28,7 @@ import { join } from "node:path";
 import { anvilsFor } from "../src/test-support/cli.js";
 import { CEILING, FORWARDER } from "./baselines.js";
 import { DEV, startBenchAnvil, startGatewayProcess } from "./bench-anvil.js";
+import { rssMbOf } from "./bench-stats.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /** The last phase's length: long enough for distinct reads to fill the default 32 MiB response cache. */
@@ -88,10 +89,6 @@ function cpuTicksOf(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return { user: Number(fields[11]), system: Number(fields[12]) };
-}
-
-function rssMb(pid: number): number {
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
 }
 
 let scripts = 0;
@@ -264,7 +261,7 @@ try {
   ).text();
   const ceiling = await spawnScript(CEILING, [cachedAnswer]);
   const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, rssMb(gateway.child.pid!));
+    peakRss = Math.max(peakRss, rssMbOf(gateway.child.pid!));
   }, 100);
   // The anvil process itself (not the shell guard that stops it with us).
   const anvilPid = anvilsFor(dir)[0]!;
@@ -354,7 +351,7 @@ try {
     // Memory once the response cache is full: the cases above are too short to fill it. Distinct
     // reads for FULL_SECONDS, the peak RSS of that phase reported on its own.
     const fullSampler = setInterval(() => {
-      peakRssCacheFull = Math.max(peakRssCacheFull, rssMb(gateway.child.pid!));
+      peakRssCacheFull = Math.max(peakRssCacheFull, rssMbOf(gateway.child.pid!));
     }, 100);
     results.push(
       await run(

@@ -4,9 +4,10 @@
  * must get a 4xx or a JSON-RPC error, and resident memory (sampled every 100 ms) is reported.
  * Run: npm run bench:hostile   (writes bench/results/hostile-load-<timestamp>.json)
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { rssMbOf } from "./bench-stats.js";
 import { startChaingateProcess } from "./chaingate-process.js";
 
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 20_000);
@@ -99,8 +100,7 @@ function refused(answer: { status: number; text: string }): boolean {
 }
 
 const samples: number[] = [];
-const rss = () =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+const rss = () => rssMbOf(child.pid!);
 const sampler = setInterval(() => samples.push(rss()), 100);
 
 let next = 0;

@@ -22,13 +22,13 @@
  * Run: npm run bench:node-flags   (writes bench/results/node-flags-<timestamp>.json)
  */
 import { type ChildProcess, execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { AnvilNode } from "../src/devnet/anvil-node.js";
 import { startBenchAnvil, startGatewayProcess } from "./bench-anvil.js";
-import { processCpuSeconds, round, spread } from "./bench-stats.js";
+import { processCpuSeconds, round, rssMbOf, spread } from "./bench-stats.js";
 import { stopProcesses } from "./bench-transfer.js";
 import { writeResults } from "./callgrind-process.js";
 
@@ -118,10 +118,6 @@ end
  * round), which the access log's cost was then measured with.
  */
 const runWrk = promisify(execFile);
-
-function rssMbOf(pid: number): number {
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
-}
 
 async function measure(side: Side, lua: string, seconds: number): Promise<Measured> {
   const before = processCpuSeconds(side.pid);

@@ -249,10 +249,6 @@ export class AccessLog {
     const lines = this.heldLines;
     this.length = 0;
     this.heldLines = 0;
-    if (this.backlog + bytes > this.maxBacklog) {
-      this.drop(lines);
-      return;
-    }
     this.hand(this.held.toString("utf8", 0, bytes), bytes, lines);
   }
 
