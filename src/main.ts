@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { parseKeysCommand, runKeysCommand } from "./auth/keys-command.js";
 import { ConfigError, helpText, loadConfig } from "./config/load-config.js";
 import { createLogger } from "./logging/create-logger.js";
+import { finishLog } from "./logging/finish-log.js";
 import { parsePoliciesCommand, runPoliciesCommand } from "./policies/policies-command.js";
 import { startChaingate } from "./runtime.js";
 import { parseWalletsCommand, runWalletsCommand } from "./wallets/wallets-command.js";
@@ -76,18 +77,18 @@ function stopOnSignals(
     // In-flight requests get a bounded time; then the process ends anyway (the anvils' guards stop them).
     setTimeout(() => {
       logger.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown took too long; exiting");
-      process.exit(1);
+      exitAfterLog(logger, 1);
     }, config.shutdownTimeoutMs + 2_000).unref();
     const started = Date.now();
     runtime.stop().then(
       () => {
         // The last line an operator sees: the stop finished (not cut off by the timeout above).
         logger.info({ signal, elapsedMs: Date.now() - started }, "chaingate stopped");
-        process.exit(0);
+        exitAfterLog(logger, 0);
       },
       (error: unknown) => {
         logger.error({ err: error }, "shutdown failed; exiting");
-        process.exit(1);
+        exitAfterLog(logger, 1);
       },
     );
   };
@@ -95,8 +96,20 @@ function stopOnSignals(
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("uncaughtException", (error) => {
     logger.fatal({ err: error }, "uncaught exception; stopping");
-    runtime.stop().finally(() => process.exit(1));
+    runtime.stop().finally(() => exitAfterLog(logger, 1));
   });
+}
+
+/**
+ * Exits once the log's queued lines are written, or after FINAL_LOG_BUDGET_MS with them dropped: a
+ * reader that has stopped (a full pipe nobody reads) would otherwise hold the exit forever
+ * (decision 241).
+ */
+function exitAfterLog(logger: Logger, code: number): void {
+  finishLog(logger).then(
+    () => process.exit(code),
+    () => process.exit(code),
+  );
 }
 
 /** `chaingate keys ...`: API keys in the configured store. */

@@ -64,3 +64,36 @@ it("SIGTERM lets an in-flight request finish, refuses new ones, and stops the ch
   await expect(fetch(`${cli.url}/healthz`)).rejects.toThrow();
   expect(await waitUntil(() => anvilsFor(dataDir).length === 0, 10_000)).toBe(true);
 }, 60_000);
+
+it("SIGTERM ends the process though nobody reads its log: what the reader did not take is dropped after a bound", async () => {
+  const cli = await startCli(dataDir);
+  // The log's reader stops: our end of the pipe is read no more, and the requests below write
+  // access-log lines (about 200 bytes each) until the pipe and the access log's own backlog are full.
+  cli.child.stdout!.pause();
+  const before = cli.output().length;
+  for (let burst = 0; burst < 20; burst++)
+    await Promise.all(
+      Array.from({ length: 100 }, () =>
+        fetch(`${cli.url}/eth_chainId`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{}",
+        }).then((r) => r.arrayBuffer()),
+      ),
+    );
+  // Access-log lines go out at most 250 ms late: wait until the gateway has stopped getting them out.
+  await new Promise((r) => setTimeout(r, 1_000));
+  cli.child.kill("SIGTERM");
+  // Before decision 241 the exit's synchronous flush retried the full pipe every 100 ms, forever.
+  const code = await Promise.race([
+    cli.exited,
+    new Promise((r) => setTimeout(() => r("still running"), 40_000)),
+  ]);
+  expect(code).toBe(0);
+  expect(await waitUntil(() => anvilsFor(dataDir).length === 0, 10_000)).toBe(true);
+  // The output read afterwards: the access log's lines up to where the reader stopped, whole.
+  cli.child.stdout!.resume();
+  await waitUntil(() => cli.child.stdout!.readableEnded, 10_000);
+  const after = cli.output().slice(before);
+  expect(after).toContain('"msg":"request"');
+}, 120_000);

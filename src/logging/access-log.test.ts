@@ -1,13 +1,11 @@
 /** The access log: one pino-shaped line per request, secrets out of URLs, written in batches and on close. */
-import { execFileSync } from "node:child_process";
 import { once } from "node:events";
-import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { hostname } from "node:os";
 import fc from "fast-check";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { waitUntil } from "../test-support/cli.js";
+import { openFifo } from "../test-support/fifo.js";
 import { type AccessEntry, AccessLog } from "./access-log.js";
 import { createLogger } from "./create-logger.js";
 
@@ -200,11 +198,8 @@ describe("AccessLog", () => {
 
   it("drops whole batches while a pipe's reader has stopped, counts them, and says how many once it reads again", async () => {
     // pino's own destination on a real pipe (a FIFO) that nobody reads until the end.
-    const dir = mkdtempSync(join(tmpdir(), "chaingate-access-log-"));
-    const fifo = join(dir, "log");
-    execFileSync("mkfifo", [fifo]);
-    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-    const destination = pino.destination({ dest: fifo, sync: false });
+    const fifo = openFifo("chaingate-access-log-");
+    const destination = pino.destination({ dest: fifo.path, sync: false });
     try {
       await once(destination, "ready");
       const log = new AccessLog(destination, {
@@ -220,19 +215,9 @@ describe("AccessLog", () => {
       const dropped = log.droppedLines;
       // Reading again: what was handed over arrives, then the one line that tells of the drop.
       let text = "";
-      const chunk = Buffer.alloc(64 * 1024);
       const readUntil = async (done: () => boolean) =>
         waitUntil(() => {
-          for (;;) {
-            let n = 0;
-            try {
-              n = readSync(reader, chunk);
-            } catch (error) {
-              if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
-            }
-            if (n <= 0) break;
-            text += chunk.toString("utf8", 0, n);
-          }
+          text = fifo.read();
           return done();
         }, 20_000);
       expect(await readUntil(() => text.includes('"dropped"'))).toBe(true);
@@ -259,8 +244,7 @@ describe("AccessLog", () => {
       expect(log.droppedLines).toBe(dropped);
     } finally {
       destination.end();
-      closeSync(reader);
-      rmSync(dir, { recursive: true, force: true });
+      fifo.close();
     }
   });
 });

@@ -1,7 +1,8 @@
 /** One access-log line per HTTP request, written in batches off the request's path: the default, fast enough to keep on. */
 import { hostname } from "node:os";
-import { type DestinationStream, type Logger, symbols } from "pino";
+import type { DestinationStream, Logger } from "pino";
 import { redactUrl } from "./create-logger.js";
+import { destinationOf } from "./logger-destination.js";
 
 /** What one line says of a request. */
 export interface AccessEntry {
@@ -318,15 +319,3 @@ function isPlain(text: string): boolean {
 const quoted = (text: string) => (isPlain(text) ? `"${text}"` : JSON.stringify(text));
 /** Any character past ASCII (surrogates included). */
 const NOT_ASCII = /[\u0080-\uffff]/;
-
-/** The stream a pino logger writes to (pino keeps it under a symbol of its own). */
-function destinationOf(logger: Logger): DestinationStream {
-  const stream: unknown = (logger as unknown as Record<symbol, unknown>)[symbols.streamSym];
-  if (
-    typeof stream !== "object" ||
-    stream === null ||
-    typeof (stream as DestinationStream).write !== "function"
-  )
-    throw new Error("the logger has no destination stream to write the access log to");
-  return stream as DestinationStream;
-}
