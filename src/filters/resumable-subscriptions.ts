@@ -245,12 +245,12 @@ export class ResumableSubscriptions {
       if (logMatches(criteria, log as { address?: string; topics?: string[] })) emit(log);
   }
 
-  /** Forgets streams unused for an hour (run periodically). */
   /** Writes every stream's record that is not yet written (on shutdown, before the store closes). */
   flush(): Promise<void> {
     return this.records.flush();
   }
 
+  /** Forgets streams unused for an hour (run periodically). */
   async prune(): Promise<void> {
     await this.store.db
       .deleteFrom("subscription_streams")
