@@ -63,17 +63,24 @@ async function subcommand(argv: string[]): Promise<boolean> {
   return true;
 }
 
-/** SIGINT and SIGTERM stop the runtime within the shutdown timeout; an uncaught exception stops it too. */
+/**
+ * SIGINT and SIGTERM stop the runtime within the shutdown timeout; an uncaught exception stops it
+ * too, within the same bound, and the process then exits 1. There is one stop: a signal or an
+ * exception during it joins it rather than starting another (the runtime runs its steps once, so a
+ * second `stop()` resolved at once and its caller exited in the middle of the first, decision 242).
+ */
 function stopOnSignals(
   runtime: Awaited<ReturnType<typeof startChaingate>>,
   config: ReturnType<typeof loadConfig>,
   logger: Logger,
 ): void {
   let stopping = false;
-  const shutdown = (signal: string) => {
+  /** 1 once an uncaught exception has been seen, whatever began the stop. */
+  let exitCode = 0;
+  const stop = (cause: { signal: string } | { cause: "uncaught exception" }) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, "shutting down");
+    logger.info(cause, "shutting down");
     // In-flight requests get a bounded time; then the process ends anyway (the anvils' guards stop them).
     setTimeout(() => {
       logger.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown took too long; exiting");
@@ -83,8 +90,8 @@ function stopOnSignals(
     runtime.stop().then(
       () => {
         // The last line an operator sees: the stop finished (not cut off by the timeout above).
-        logger.info({ signal, elapsedMs: Date.now() - started }, "chaingate stopped");
-        exitAfterLog(logger, 0);
+        logger.info({ ...cause, elapsedMs: Date.now() - started }, "chaingate stopped");
+        exitAfterLog(logger, exitCode);
       },
       (error: unknown) => {
         logger.error({ err: error }, "shutdown failed; exiting");
@@ -92,11 +99,12 @@ function stopOnSignals(
       },
     );
   };
-  process.on("SIGINT", () => shutdown("SIGINT"));
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => stop({ signal: "SIGINT" }));
+  process.on("SIGTERM", () => stop({ signal: "SIGTERM" }));
   process.on("uncaughtException", (error) => {
     logger.fatal({ err: error }, "uncaught exception; stopping");
-    runtime.stop().finally(() => exitAfterLog(logger, 1));
+    exitCode = 1;
+    stop({ cause: "uncaught exception" });
   });
 }
 
