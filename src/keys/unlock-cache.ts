@@ -1,5 +1,5 @@
 /** Remembers derived keys briefly after a correct password, so repeated signing skips scrypt. */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { LocalAccount } from "viem";
 
 /** A signer opened with a cached key, with what the store said of its wallet (immutable: owner, address). */
@@ -18,8 +18,8 @@ interface Entry {
 }
 
 export class UnlockCache {
-  /** Per-process secret: the tags below are useless outside this process. */
-  private readonly secret = randomBytes(32);
+  /** Per-process secret, as text (see tag): the tags below are useless outside this process. */
+  private readonly secret = randomBytes(32).toString("hex");
   private readonly entries = new Map<string, Entry>();
 
   constructor(
@@ -27,8 +27,16 @@ export class UnlockCache {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /**
+   * SHA-256 of the secret, the wallet and the password, NUL apart (a wallet id holds no NUL), in one
+   * call: every signature with a cached key checks its password here, and an HMAC object (a stream
+   * with a key imported each time) cost 4.1 µs a call alone against 2.1 for the one-shot hash, and
+   * about 39k of a transaction's 2.1M instructions (decision 243). Nothing outside this process sees
+   * a tag or the secret, so the keyed hash needs none of HMAC's shape: it only has to be equal for
+   * equal inputs and unguessable without the secret.
+   */
   private tag(walletId: string, password: string): Buffer {
-    return createHmac("sha256", this.secret).update(walletId).update("\0").update(password).digest();
+    return hash("sha256", `${this.secret}\0${walletId}\0${password}`, "buffer");
   }
 
   /** A process-local tag of (wallet, password): equal for equal passwords, useless outside this process. */
