@@ -109,8 +109,10 @@ function integer(min: number, max: number): OptionSpec["parse"] {
     const trimmed = raw.trim();
     if (!/^-?\d+$/.test(trimmed)) return { error: `must be an integer from ${min} to ${max}, got "${raw}"` };
     const value = Number(trimmed);
-    if (value < min || value > max)
-      return { error: `must be an integer from ${min} to ${max}, got ${value}` };
+    // "-0" reads as -0, which no comparison with 0 refuses: where nothing below 0 is allowed, a
+    // minus sign is refused itself.
+    if (value < min || value > max || (min >= 0 && trimmed.startsWith("-")))
+      return { error: `must be an integer from ${min} to ${max}, got ${trimmed}` };
     return { value };
   };
 }
