@@ -55,3 +55,21 @@ it("runs stop steps newest first, once, and goes on past a failing one", async (
   await shutdown.run();
   expect(order).toEqual(["last", "first"]);
 });
+
+it("a second run while the first is under way ends when the first has run every step", async () => {
+  const shutdown = createShutdown(logger);
+  const order: string[] = [];
+  let release!: () => void;
+  shutdown.add("slow", () =>
+    new Promise<void>((resolve) => (release = resolve)).then(() => {
+      order.push("slow");
+    }),
+  );
+  const first = shutdown.run();
+  const second = shutdown.run().then(() => order.push("second ended"));
+  await new Promise((r) => setImmediate(r));
+  expect(order).toEqual([]);
+  release();
+  await Promise.all([first, second]);
+  expect(order).toEqual(["slow", "second ended"]);
+});
