@@ -4,8 +4,9 @@
  * entry takes against what the cache counts it as (its budget must bound its memory). Then, in a
  * cache of its own, a working set of blocks read by hash (kept forever) among one-off reads of
  * `latest` balances while the head moves: how often the working set is still there (answers kept
- * for a head the chain left are dead, decision 206). `BENCH_VERSUS=<another checkout>` runs that
- * phase with that checkout's cache too.
+ * for a head the chain left are dead, decision 206). Last, the store that moves a full cache's head
+ * on: how long it holds the event loop, at each of five new heads (decision 244).
+ * `BENCH_VERSUS=<another checkout>` runs those two phases with that checkout's cache too.
  * Run: npm run bench:response-cache   (writes bench/results/response-cache-<timestamp>.json)
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -104,12 +105,30 @@ async function movingHead(
   return { hit_rate: round(hits / reads, 3), entries_at_end: moving.size };
 }
 
+/** Milliseconds of the store that moves the head on, each after a full cache's worth of balances at the head before. */
+async function headMoves(Cache: typeof ResponseCache): Promise<number[]> {
+  const moving = new Cache(BUDGET_MB * 1024 * 1024);
+  const times: number[] = [];
+  for (let head = 1, one = 0; head <= 6; head++) {
+    for (let i = 0; i < capacity; i++, one++) {
+      const address = `0x${(0x3_0000_0000 + one).toString(16).padStart(40, "0")}`;
+      const n = one;
+      const started = performance.now();
+      await moving.get(1, head, balance, [address, "latest"], async () => balanceAnswer(n));
+      if (i === 0 && head > 1) times.push(round(performance.now() - started, 3));
+    }
+  }
+  return times;
+}
+
 const VERSUS = process.env.BENCH_VERSUS;
 const other = VERSUS
   ? ((await import(`${VERSUS}/src/rpc/response-cache.ts`)) as { ResponseCache: typeof ResponseCache })
   : undefined;
 const headMoving = await movingHead(ResponseCache);
 const otherHeadMoving = other ? await movingHead(other.ResponseCache) : undefined;
+const moves = await headMoves(ResponseCache);
+const otherMoves = other ? await headMoves(other.ResponseCache) : undefined;
 
 const result = {
   when: new Date().toISOString(),
@@ -124,11 +143,14 @@ const result = {
   /** 15,000 blocks by hash (1,200 characters each), one read at random every fourth of 20,000 balances a head (each read twice at its head), 20 heads. */
   moving_head_working_set_hit_rate: headMoving.hit_rate,
   moving_head_entries_at_end: headMoving.entries_at_end,
+  /** The store that moves a full cache's head on, five times: milliseconds each. */
+  head_move_store_ms: moves,
   ...(otherHeadMoving
     ? {
         versus: VERSUS,
         versus_moving_head_working_set_hit_rate: otherHeadMoving.hit_rate,
         versus_moving_head_entries_at_end: otherHeadMoving.entries_at_end,
+        versus_head_move_store_ms: otherMoves,
       }
     : {}),
 };

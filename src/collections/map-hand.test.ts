@@ -49,3 +49,22 @@ it("starts over after the newest, sees entries added since, and is empty-safe", 
   hand.reset();
   expect(hand.next()).toBeUndefined();
 });
+
+it("peeks at the entry next will give without moving on, and forgets it on reset", () => {
+  const map = new Map([
+    ["a", 1],
+    ["b", 2],
+  ]);
+  const hand = new MapHand(map);
+  expect(hand.peek()).toEqual(["a", 1]);
+  expect(hand.peek()).toEqual(["a", 1]);
+  expect(hand.next()).toEqual(["a", 1]);
+  expect(hand.peek()).toEqual(["b", 2]);
+  expect(hand.next()).toEqual(["b", 2]);
+  // Round again, as next would.
+  expect(hand.peek()).toEqual(["a", 1]);
+  map.clear();
+  hand.reset();
+  expect(hand.peek()).toBeUndefined();
+  expect(hand.next()).toBeUndefined();
+});

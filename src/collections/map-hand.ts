@@ -14,11 +14,29 @@
  */
 export class MapHand<K, V> {
   private iterator: Iterator<[K, V]> | undefined;
+  /** The entry `peek` looked at and `next` has not yet given. */
+  private peeked: [K, V] | undefined;
 
   constructor(private readonly map: Map<K, V>) {}
 
+  /**
+   * The entry `next` will give, without moving on (to choose between the hands of several maps).
+   * It is read when peeked: one changed or dropped since is given as it was then.
+   */
+  peek(): [K, V] | undefined {
+    this.peeked ??= this.step();
+    return this.peeked;
+  }
+
   /** The next entry in insertion order; after the newest, the oldest again; undefined when empty. */
   next(): [K, V] | undefined {
+    const peeked = this.peeked;
+    if (peeked === undefined) return this.step();
+    this.peeked = undefined;
+    return peeked;
+  }
+
+  private step(): [K, V] | undefined {
     let step = this.iterator?.next();
     // A finished Map iterator stays finished, even when entries are added later.
     if (step === undefined || step.done) {
@@ -31,5 +49,6 @@ export class MapHand<K, V> {
   /** Starts over from the oldest entry (after the map was cleared). */
   reset(): void {
     this.iterator = undefined;
+    this.peeked = undefined;
   }
 }

@@ -1,5 +1,6 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { devSend, mine, receiptOf, result } from "../test-support/chain-helpers.js";
 import { DEV_ACCOUNT, DEV_ACCOUNT_2 } from "../test-support/evm-fixtures.js";
@@ -205,6 +206,141 @@ describe("answers kept for a head", () => {
     await cache.get(1, 8, balance, latest(0), async () => "0x8");
     expect(cache.size).toBe(1);
     expect(cache.slot(1, 8, balance, latest(0)).hit?.text).toBe('"0x8"');
+  });
+});
+
+describe("eviction over answers that never change and every chain's head answers", () => {
+  /**
+   * What the cache must do, written plainly: one list of every kept answer stamped in the order it
+   * was kept; eviction drops the oldest stamp first but restamps, once, one read since and the
+   * answer being stored; a chain's newer head drops that chain's head answers at once.
+   */
+  class Model {
+    private clock = 0;
+    private readonly kept = new Map<
+      string,
+      { stamp: number; used: boolean; cost: number; chain: number; head?: number }
+    >();
+    private readonly heads = new Map<number, number>();
+    private bytes = 0;
+    constructor(private readonly max: number) {}
+    get size() {
+      return this.kept.size;
+    }
+    /** A lookup: true when it is answered from what is kept. */
+    get(key: string, chain: number, head: number | undefined, cost: number): boolean {
+      const entry = this.kept.get(key);
+      if (entry && entry.head === head) {
+        entry.used = true;
+        return true;
+      }
+      if (cost > this.max) return false;
+      if (head !== undefined) {
+        const current = this.heads.get(chain);
+        if (current !== undefined && head < current) return false;
+        if (current !== head)
+          for (const [k, e] of this.kept)
+            if (e.chain === chain && e.head !== undefined) {
+              this.kept.delete(k);
+              this.bytes -= e.cost;
+            }
+        this.heads.set(chain, head);
+      }
+      const old = this.kept.get(key);
+      if (old) this.bytes -= old.cost;
+      this.kept.set(key, {
+        stamp: ++this.clock,
+        used: false,
+        cost,
+        chain,
+        ...(head === undefined ? {} : { head }),
+      });
+      this.bytes += cost;
+      while (this.bytes > this.max) {
+        const [oldest, e] = [...this.kept].reduce((a, b) => (b[1].stamp < a[1].stamp ? b : a));
+        if (e.used || oldest === key) {
+          e.used = false;
+          e.stamp = ++this.clock;
+        } else {
+          this.kept.delete(oldest);
+          this.bytes -= e.cost;
+        }
+      }
+      return false;
+    }
+  }
+
+  it("keeps and drops what one ordered list would, whatever the reads and heads", async () => {
+    const block = spec("eth_getBlockByHash");
+    const balance = spec("eth_getBalance");
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant("block" as const),
+        i: fc.nat(6),
+        size: fc.integer({ min: 1, max: 600 }),
+      }),
+      fc.record({
+        kind: fc.constant("balance" as const),
+        chain: fc.constantFrom(1, 2),
+        i: fc.nat(6),
+        size: fc.integer({ min: 1, max: 600 }),
+      }),
+      fc.record({ kind: fc.constant("head" as const), chain: fc.constantFrom(1, 2) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(op, { maxLength: 120 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (ops, room) => {
+          const max = room * (300 + ENTRY_OVERHEAD_BYTES);
+          const cache = new ResponseCache(max);
+          const model = new Model(max);
+          const heads = new Map([
+            [1, 1],
+            [2, 1],
+          ]);
+          for (const o of ops) {
+            if (o.kind === "head") {
+              heads.set(o.chain, heads.get(o.chain)! + 1);
+              continue;
+            }
+            const chain = o.kind === "block" ? 1 : o.chain;
+            const [method, params] =
+              o.kind === "block"
+                ? [block, [`0x${o.i.toString(16).padStart(64, "0")}`, false]]
+                : [balance, [`0x${o.i.toString(16).padStart(40, "0")}`, "latest"]];
+            const answer = "x".repeat(o.size);
+            const key = cache.place(chain, method, params).key;
+            const cost = key.length + JSON.stringify(answer).length + ENTRY_OVERHEAD_BYTES;
+            const head = heads.get(chain)!;
+            let fetched = false;
+            await cache.get(chain, head, method, params, async () => {
+              fetched = true;
+              return answer;
+            });
+            expect(!fetched, `${o.kind} ${chain} ${o.i} at ${head}`).toBe(
+              model.get(key, chain, o.kind === "block" ? undefined : head, cost),
+            );
+            expect(cache.size).toBe(model.size);
+          }
+        },
+      ),
+      {
+        numRuns: 1000,
+        // A spared answer restamped, or its shelf's hand would offer it as the oldest of all.
+        examples: [
+          [
+            [
+              { kind: "balance", chain: 1, i: 5, size: 1 },
+              { kind: "balance", chain: 1, i: 5, size: 1 },
+              { kind: "balance", chain: 2, i: 0, size: 196 },
+              { kind: "block", i: 0, size: 232 },
+            ],
+            2,
+          ],
+        ],
+      },
+    );
   });
 });
 

@@ -34,39 +34,51 @@ export interface Slot {
 /**
  * A kept answer: the answer itself (a hit hands it out as it is) and what the cache keeps about
  * it, in one object rather than an entry holding a JsonText (one object fewer a kept answer,
- * decision 233). It names its chain, not its head's group: an answer still being written after
- * its head's group was dropped would otherwise keep that group's every key alive with it.
+ * decision 233). It names nothing of its shelf: an answer still being written after its shelf
+ * was dropped would otherwise keep that shelf's every answer alive with it.
  */
 class Entry extends JsonText {
   /** Read since it was stored or last spared: eviction passes over it once (second chance). */
   used = false;
+  /** Replaced by a newer answer for its key: a hand that peeked at it passes over it. */
+  replaced = false;
 
   constructor(
     json: JsonText,
-    readonly chainId: number,
-    /** Head the answer was valid for; undefined for answers that never change. */
-    readonly head: number | undefined,
+    /** When it was kept or last spared, by the cache's clock: the oldest of all shelves goes first. */
+    public order: number,
   ) {
     super(json.text, json.items, json.byteLength);
   }
 }
 
-/** The keys of one chain's answers kept for its current head (see `ResponseCache.groupAt`). */
-interface HeadGroup {
-  readonly head: number;
-  readonly keys: Set<string>;
+/**
+ * Answers kept together, in the order they were kept, with the CLOCK hand that evicts them and the
+ * bytes they count: the answers that never change, and each chain's answers for its current head.
+ * A head's answers on a shelf of their own go all at once when the chain's head moves on (dropping
+ * the shelf), where in one map with the others each had to be found and deleted: 11-14 ms of the
+ * event loop at every new block for a full 32 MiB cache of balances (decision 244).
+ */
+class Shelf {
+  readonly entries = new Map<string, Entry>();
+  readonly hand = new MapHand(this.entries);
+  bytes = 0;
+
+  /** The head its answers were read at; undefined for the shelf of answers that never change. */
+  constructor(readonly head: number | undefined) {}
 }
 
 /**
  * What an entry holds besides its key's and answer's characters: the map's slot, the entry, the
- * strings' headers and the key's concatenation, and for an answer kept for one head its slot in
- * the head's set of keys. Measured with V8 (Node 20) on balances read from a node's bytes as the
- * upstream reads them: 490-495 bytes of heap an entry, of which 93 are characters (decision
- * 233; 336 before it, from answers that were not slices of a node's answer, let such a cache hold
- * 1.44 times its budget). Without it a cache of small answers held 4.6 times its budget (#17:
- * 419,430 entries, RSS past 380 MB, under distinct reads with the default 32 MiB).
+ * strings' headers and the key's concatenation. Measured with V8 (Node 20) on balances read from
+ * a node's bytes as the upstream reads them: 461-463 bytes of heap an entry, of which 93 are
+ * characters (decision 244; 490-495, counted with 400, while each head's answers also had their
+ * keys in a set; a count of 336 before decision 233, from answers that were not slices of a node's
+ * answer, let such a cache hold 1.44 times its budget). Without it a cache of small answers held
+ * 4.6 times its budget (#17: 419,430 entries, RSS past 380 MB, under distinct reads with the
+ * default 32 MiB).
  */
-export const ENTRY_OVERHEAD_BYTES = 400;
+export const ENTRY_OVERHEAD_BYTES = 370;
 
 /** Heap an entry is counted as: one byte a character (V8 keeps ASCII strings one byte wide) and the overhead. */
 function entryCost(key: string, json: JsonText): number {
@@ -77,13 +89,17 @@ function entryCost(key: string, json: JsonText): number {
 const FINALITY_DEPTH = 64;
 
 export class ResponseCache {
-  private readonly entries = new Map<string, Entry>();
+  /** The answers that never change (kept "forever"), of every chain. */
+  private readonly forever = new Shelf(undefined);
   private readonly inFlight = new Map<string, Promise<JsonText>>();
+  /** What every shelf counts together, against `maxBytes`. */
   private bytes = 0;
-  /** The CLOCK hand: eviction goes on from where it stopped (see MapHand). */
-  private readonly hand = new MapHand(this.entries);
   /** Per chain, the answers kept for its newest head seen here. */
-  private readonly heads = new Map<number, HeadGroup>();
+  private readonly heads = new Map<number, Shelf>();
+  /** The forever shelf and every chain's head shelf: those eviction chooses from. */
+  private shelves: Shelf[] = [this.forever];
+  /** Counts keeps and spares: an entry's `order` (see Entry). */
+  private clock = 0;
   /** Lookups answered from the cache, and those that went to a node (metrics). */
   hits = 0;
   misses = 0;
@@ -91,14 +107,18 @@ export class ResponseCache {
   constructor(private readonly maxBytes: number) {}
 
   get size(): number {
-    return this.entries.size;
+    let size = 0;
+    for (const shelf of this.shelves) size += shelf.entries.size;
+    return size;
   }
 
   /** Forgets every answer: a chain that went back (a restarted node, a deep reorg) may differ anywhere. */
   clear(): void {
-    this.entries.clear();
+    this.forever.entries.clear();
+    this.forever.hand.reset();
+    this.forever.bytes = 0;
     this.heads.clear();
-    this.hand.reset();
+    this.shelves = [this.forever];
     this.bytes = 0;
   }
 
@@ -151,13 +171,16 @@ export class ResponseCache {
   /** `slot` with the call's place already known (`place` of the same chain, method and parameters). */
   slotAt(head: number | undefined, spec: MethodSpec, params: readonly unknown[], place: CachePlace): Slot {
     const lifetime = this.lifetime(spec, params, head);
-    const hit = lifetime === "never" ? undefined : this.fresh(place.key, head);
+    const hit = lifetime === "never" ? undefined : this.fresh(place, lifetime === "head" ? head : undefined);
     return { chainId: place.chainId, key: place.key, lifetime, head, hit, paramsText: place.paramsText };
   }
 
-  private fresh(key: string, head: number | undefined): JsonText | undefined {
-    const hit = this.entries.get(key);
-    if (!hit || (hit.head !== undefined && hit.head !== head)) return undefined;
+  /** The answer kept for `place` at `head` (undefined: one that never changes). */
+  private fresh(place: CachePlace, head: number | undefined): JsonText | undefined {
+    const shelf = head === undefined ? this.forever : this.heads.get(place.chainId);
+    if (shelf === undefined || shelf.head !== head) return undefined;
+    const hit = shelf.entries.get(place.key);
+    if (!hit) return undefined;
     // A flag, not a move to the back: re-inserting on every hit churned a map of tens of thousands
     // of entries (rehashes, a fresh key string kept per hit) and halved the hit rate once full (#17).
     hit.used = true;
@@ -219,68 +242,91 @@ export class ResponseCache {
     // Larger than the whole budget: never kept.
     const cost = entryCost(key, json);
     if (cost > this.maxBytes) return json;
-    const group = head === undefined ? undefined : this.groupAt(chainId, head);
+    const shelf = head === undefined ? this.forever : this.shelfAt(chainId, head);
     // Read at a head the chain has since left: no lookup will be made at it again.
-    if (head !== undefined && group === undefined) return json;
-    const old = this.entries.get(key);
+    if (shelf === undefined) return json;
+    const old = shelf.entries.get(key);
     if (old) {
-      this.bytes -= entryCost(key, old);
-      this.leaveGroup(key, old);
+      // To the back as a new answer; a hand that peeked at the old one passes over it.
+      shelf.entries.delete(key);
+      old.replaced = true;
+      this.drop(shelf, key, old);
     }
-    const entry = new Entry(json, chainId, head);
-    this.entries.set(key, entry);
-    group?.keys.add(key);
+    const entry = new Entry(json, ++this.clock);
+    shelf.entries.set(key, entry);
+    shelf.bytes += cost;
     this.bytes += cost;
-    // Oldest first (Map keeps insertion order); an entry read since it was stored or last spared
-    // goes to the back instead, once (the CLOCK approximation of least recently used). Every
-    // entry is passed at most twice (spared, then dropped), so the walk is bounded.
-    for (let steps = 2 * this.entries.size + 2; this.bytes > this.maxBytes && steps > 0; steps--) {
-      const next = this.hand.next();
-      if (next === undefined) break;
-      const [k, e] = next;
-      if (k === key) continue;
-      this.entries.delete(k);
-      if (e.used) {
-        e.used = false;
-        this.entries.set(k, e);
-      } else {
-        this.bytes -= entryCost(k, e);
-        this.leaveGroup(k, e);
-      }
-    }
+    this.evictFor(entry);
     return entry;
   }
 
-  /** Takes a dropped entry's key out of its head's group (an entry kept for a head is in its chain's current group). */
-  private leaveGroup(key: string, entry: Entry): void {
-    if (entry.head === undefined) return;
-    const group = this.heads.get(entry.chainId);
-    if (group?.head === entry.head) group.keys.delete(key);
+  /**
+   * Evicts until the budget holds, oldest first over every shelf (each shelf keeps its answers in
+   * the order they were kept, and each hand's next answer is compared by `order`); an entry read
+   * since it was kept or last spared goes to the back of its shelf instead, once (the CLOCK
+   * approximation of least recently used), and so does `kept`, the answer just stored, should it
+   * be the oldest left. Every entry is passed at most twice (spared, then dropped), so the walk is
+   * bounded.
+   */
+  private evictFor(kept: Entry): void {
+    for (let steps = 2 * this.size + 2; this.bytes > this.maxBytes && steps > 0; steps--) {
+      let shelf: Shelf | undefined;
+      let oldest: [string, Entry] | undefined;
+      for (const candidate of this.shelves) {
+        const next = this.offered(candidate);
+        if (next !== undefined && (oldest === undefined || next[1].order < oldest[1].order)) {
+          shelf = candidate;
+          oldest = next;
+        }
+      }
+      if (shelf === undefined || oldest === undefined) break;
+      shelf.hand.next();
+      const [k, e] = oldest;
+      shelf.entries.delete(k);
+      if (e.used || e === kept) {
+        e.used = false;
+        e.order = ++this.clock;
+        shelf.entries.set(k, e);
+      } else {
+        this.drop(shelf, k, e);
+      }
+    }
+  }
+
+  /** The entry `shelf`'s hand offers next, past any answer replaced since it was kept. */
+  private offered(shelf: Shelf): [string, Entry] | undefined {
+    let next = shelf.hand.peek();
+    while (next?.[1].replaced) {
+      shelf.hand.next();
+      next = shelf.hand.peek();
+    }
+    return next;
+  }
+
+  /** Uncounts an entry taken off `shelf`. */
+  private drop(shelf: Shelf, key: string, entry: Entry): void {
+    const cost = entryCost(key, entry);
+    shelf.bytes -= cost;
+    this.bytes -= cost;
   }
 
   /**
-   * The group an answer read at `head` joins; undefined when the chain has moved past that head.
+   * The shelf an answer read at `head` joins; undefined when the chain has moved past that head.
    * A chain's head only moves forward between two clears (a head that goes back clears the
    * cache), and a lookup is answered only by an entry of its own head, so once a newer head's
-   * answer is stored every answer kept for an older one is dead: it is dropped then, at once,
+   * answer is stored every answer kept for an older one is dead: its shelf is dropped then, whole,
    * rather than holding the budget until the eviction's hand comes round to it, and crowding out
    * answers that are still good (decision 206).
    */
-  private groupAt(chainId: number, head: number): HeadGroup | undefined {
+  private shelfAt(chainId: number, head: number): Shelf | undefined {
     const current = this.heads.get(chainId);
     if (current?.head === head) return current;
-    if (current !== undefined && head < current.head) return undefined;
-    if (current !== undefined) {
-      for (const key of current.keys) {
-        const entry = this.entries.get(key);
-        if (entry === undefined) continue;
-        this.entries.delete(key);
-        this.bytes -= entryCost(key, entry);
-      }
-    }
-    const group: HeadGroup = { head, keys: new Set() };
-    this.heads.set(chainId, group);
-    return group;
+    if (current?.head !== undefined && head < current.head) return undefined;
+    if (current !== undefined) this.bytes -= current.bytes;
+    const shelf = new Shelf(head);
+    this.heads.set(chainId, shelf);
+    this.shelves = [this.forever, ...this.heads.values()];
+    return shelf;
   }
 }
 
