@@ -66,8 +66,9 @@ async function subcommand(argv: string[]): Promise<boolean> {
 /**
  * SIGINT and SIGTERM stop the runtime within the shutdown timeout; an uncaught exception stops it
  * too, within the same bound, and the process then exits 1. There is one stop: a signal or an
- * exception during it joins it rather than starting another (the runtime runs its steps once, so a
- * second `stop()` resolved at once and its caller exited in the middle of the first, decision 242).
+ * exception during it joins it rather than starting another, with one timer, one "shutting down"
+ * line and one exit (decision 242; the runtime's step list itself answers a second run only when
+ * the first ends).
  */
 function stopOnSignals(
   runtime: Awaited<ReturnType<typeof startChaingate>>,
