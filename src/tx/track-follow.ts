@@ -9,12 +9,23 @@ import { type NodeReceipt, nodeRead, nonceOf, sendRawTransaction } from "../upst
 import { authorizationsOf } from "./authorizations.js";
 import { replacementFees } from "./fee-bump.js";
 import type { Fees } from "./fee-oracle.js";
+import { heldInQueue } from "./held-in-queue.js";
 import { revertOf } from "./revert-replay.js";
 import { broadcast } from "./track-broadcast.js";
 import type { TrackerContext } from "./tracker-context.js";
 import { isAlreadyKnown } from "./tx-errors.js";
 
-export async function followSent(ctx: TrackerContext, chain: Chain, row: TransactionsTable): Promise<void> {
+/**
+ * Follows one sent row: its receipt when the node has one; else, past the waits, a resend of a
+ * transaction the node lost or a replacement of one it holds. `lowest`: the row is its address's
+ * lowest open nonce on this page (the one a node holding it back would be holding, see heldInQueue).
+ */
+export async function followSent(
+  ctx: TrackerContext,
+  chain: Chain,
+  row: TransactionsTable,
+  lowest = false,
+): Promise<void> {
   let receipt: NodeReceipt | null;
   try {
     receipt = await ctx.sentReceipt(chain, row.tx_hash);
@@ -53,7 +64,17 @@ export async function followSent(ctx: TrackerContext, chain: Chain, row: Transac
   const sentAt = row.sent_at ?? row.created_at;
   const age = ctx.now() - sentAt;
   const firstCheck = Math.min(ctx.options.resendAfterMs, ctx.options.replaceAfterMs);
-  if (sentAt >= ctx.startedAt && age < firstCheck) return;
+  if (sentAt >= ctx.startedAt && age < firstCheck) {
+    // Held back for good by the node's pool: replaced now, not after the waits (decision 245).
+    if (await heldInQueue(ctx, chain, row, lowest, age)) {
+      ctx.options.logger.info(
+        { hash: row.tx_hash, nonce: row.nonce },
+        "the node holds the address's next transaction in its queue; replacing it",
+      );
+      await replace(ctx, chain, row);
+    }
+    return;
+  }
   const known = await nodeRead(chain, "eth_getTransactionByHash", [row.tx_hash], { batch: true }).catch(
     () => undefined,
   );

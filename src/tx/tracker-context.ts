@@ -71,6 +71,8 @@ export class TrackerContext {
   private readonly absent = new HeadMarks();
   /** The head at which each mined row's block (`number:hash`) was last read as the chain's (see track-confirm). */
   readonly canonical = new HeadMarks();
+  /** The head at which each sent row was last checked for being held in the node's queue (see heldInQueue). */
+  readonly heldChecked = new HeadMarks();
   /** Per chain and state, the last row of the page read last, where the walk goes on (see page). */
   private readonly walks = new Map<string, { nonce: number; id: string }>();
   /** Per chain, the hashes followed since its walk over sent rows began (see followedAll). */

@@ -1,5 +1,6 @@
 /** Follows every signed transaction to its receipt and confirmations: one pass runs the jobs (reconcile, rebroadcast, follow, drop watch, confirm) on each chain. */
 import { BackgroundLoop } from "../lifecycle/background-loop.js";
+import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
 import { broadcast } from "./track-broadcast.js";
 import { confirm } from "./track-confirm.js";
@@ -75,11 +76,29 @@ export class TransactionTracker {
     const sent = await ctx.page(chain, "sent");
     const dropped = await recentDrops(ctx, chain);
     const followedBefore = ctx.moves(chain);
-    await Promise.all(sent.rows.map((row) => followSent(ctx, chain, row)));
+    const lowest = lowestOfEachAddress(sent.rows);
+    await Promise.all(sent.rows.map((row) => followSent(ctx, chain, row, lowest.has(row))));
+    ctx.heldChecked.keepOnly(
+      chain,
+      [...lowest].map((row) => row.tx_hash),
+    );
     const moved = ctx.moves(chain) > followedBefore;
     if (moved) ctx.restartWalk(chain, "sent");
     ctx.followedAll(chain, sent, dropped, moved || !sent.more);
     await followDropped(ctx, chain, dropped);
     await confirm(ctx, chain);
   }
+}
+
+/** Each address's first row of a page in (nonce, id) order: its lowest open nonce there. */
+function lowestOfEachAddress(rows: readonly TransactionsTable[]): Set<TransactionsTable> {
+  const seen = new Set<string>();
+  const lowest = new Set<TransactionsTable>();
+  for (const row of rows) {
+    const address = row.from_address.toLowerCase();
+    if (seen.has(address)) continue;
+    seen.add(address);
+    lowest.add(row);
+  }
+  return lowest;
 }

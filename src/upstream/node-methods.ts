@@ -79,6 +79,14 @@ export interface NodeMethods {
   eth_getFilterChanges: { params: [id: string]; result: unknown[] };
   /** A devnet's funding (anvil, Hardhat): its answer is not read. */
   anvil_setBalance: { params: [address: string, wei: Hex]; result: unknown };
+  /** A node's pool by sender and nonce (geth, anvil): asked only of a node that seems to hold a ready transaction back. */
+  txpool_inspect: { params: []; result: NodeTxpool };
+}
+
+/** `txpool_inspect`: per pool part, per sender (as the node spells it), per nonce, a summary. */
+export interface NodeTxpool {
+  pending?: Record<string, Record<string, unknown>>;
+  queued: Record<string, Record<string, unknown>>;
 }
 
 export type NodeMethod = keyof NodeMethods;
@@ -144,6 +152,8 @@ const GUARDS: { readonly [M in NodeMethod]: (v: unknown) => v is NodeMethods[M][
   eth_newPendingTransactionFilter: isQuantity,
   eth_getFilterChanges: (v): v is unknown[] => Array.isArray(v),
   anvil_setBalance: (_v): _v is unknown => true,
+  txpool_inspect: (v): v is NodeTxpool =>
+    isObject(v) && isObject(v.queued) && Object.values(v.queued).every(isObject),
 };
 
 /** The result of a node's call of `method`, typed, or UPSTREAM_UNAVAILABLE for an answer of another shape. */
