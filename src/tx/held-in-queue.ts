@@ -1,7 +1,7 @@
 /** Whether a node holds an address's next transaction in its queue of not-yet-executable ones, where it will never mine it (decision 245). */
 import type { TransactionsTable } from "../store/schema.js";
 import type { Chain } from "../upstream/chain-registry.js";
-import { nodeReadOn, nonceOf } from "../upstream/node-reads.js";
+import { nodeRead, nodeReadOn } from "../upstream/node-reads.js";
 import type { TrackerContext } from "./tracker-context.js";
 
 /**
@@ -33,10 +33,15 @@ export async function heldInQueue(
   const head = chain.head?.head;
   if (ctx.heldChecked.at(chain, row.tx_hash, head)) return false;
   ctx.heldChecked.mark(chain, row.tx_hash, head);
-  const [latest, pending] = await Promise.all([
-    nonceOf(chain, row.from_address, "latest"),
-    nonceOf(chain, row.from_address, "pending"),
-  ]).catch(() => [undefined, undefined]);
+  // Batched with the pass's other reads (its receipts): one HTTP request for every address checked.
+  const count = (block: string) =>
+    nodeRead(chain, "eth_getTransactionCount", [row.from_address, block], { batch: true }).then((n) =>
+      Number(BigInt(n)),
+    );
+  const [latest, pending] = await Promise.all([count("latest"), count("pending")]).catch(() => [
+    undefined,
+    undefined,
+  ]);
   if (latest !== row.nonce || pending !== row.nonce) return false;
   const listed = await Promise.all(
     chain.pool.readyLabels().map((label) =>
