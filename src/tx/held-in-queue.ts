@@ -17,7 +17,7 @@ export const HELD_AFTER_MS = 3_000;
  * ready upstream lists it in its pool's queued part. Every condition is one a correct node never
  * shows for a transaction it can mine; anvil's pool shows all three under load, for good (a
  * transaction checked against the account's nonce before its predecessor was mined and added to
- * the pool after, waiting on a predecessor that no longer comes: foundry-rs/foundry#10122). The
+ * the pool after, waiting on a predecessor that no longer comes). The
  * pool's listing is asked last and only then, as it may be large; an upstream that does not answer
  * `txpool_inspect` (a hosted node) leaves the transaction to the later checks
  * (`--resend-after-seconds`).
