@@ -40,6 +40,28 @@ describe("response cache rules", () => {
     expect(nulls).toBe(2);
   });
 
+  it("lets go of a call that failed: the next identical call asks again", async () => {
+    const cache = new ResponseCache(1024 * 1024);
+    let calls = 0;
+    const failing = async () => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 5));
+      throw new Error("node down");
+    };
+    const params = [`0x${"3".repeat(64)}`, false];
+    const joined = Array.from({ length: 5 }, () =>
+      cache.get(1, 5, spec("eth_getBlockByHash"), params, failing),
+    );
+    for (const call of joined) await expect(call).rejects.toThrow("node down");
+    expect(calls).toBe(1);
+    await expect(cache.get(1, 5, spec("eth_getBlockByHash"), params, failing)).rejects.toThrow("node down");
+    expect(calls).toBe(2);
+    const answered = await cache.get(1, 5, spec("eth_getBlockByHash"), params, async () => ({
+      hash: "0xdef",
+    }));
+    expect(answered.text).toBe('{"hash":"0xdef"}');
+  });
+
   it("reuses 'latest' answers only for the head they were read at, and never 'pending' ones", async () => {
     const cache = new ResponseCache(1024 * 1024);
     let calls = 0;

@@ -1,5 +1,6 @@
 /** Finality-aware answers cache with in-flight coalescing; answers are kept as JSON text, ready to send. */
 
+import { CallsInFlight } from "../collections/calls-in-flight.js";
 import { MapHand } from "../collections/map-hand.js";
 import { asPromise } from "../lifecycle/as-promise.js";
 import { JsonText } from "../upstream/json-text.js";
@@ -91,7 +92,8 @@ const FINALITY_DEPTH = 64;
 export class ResponseCache {
   /** The answers that never change (kept "forever"), of every chain. */
   private readonly forever = new Shelf(undefined);
-  private readonly inFlight = new Map<string, Promise<JsonText>>();
+  /** Calls to a node under way, by key: an identical call joins one (not a Map: see CallsInFlight). */
+  private readonly inFlight = new CallsInFlight<Promise<JsonText>>();
   /** What every shelf counts together, against `maxBytes`. */
   private bytes = 0;
   /** Per chain, the answers kept for its newest head seen here. */
@@ -209,7 +211,8 @@ export class ResponseCache {
    */
   fill(slot: Slot, fetch: () => Promise<unknown>): Promise<JsonText> {
     const { chainId, key, lifetime, head } = slot;
-    const pending = this.inFlight.get(key);
+    const bucket = this.inFlight.bucketOf(key);
+    const pending = this.inFlight.get(bucket, key);
     if (pending) return pending;
     this.misses++;
     const fetched = asPromise(fetch);
@@ -218,7 +221,7 @@ export class ResponseCache {
     // promise hung on `run` (one fewer on every forwarded read).
     const run = fetched.then(
       (result) => {
-        this.inFlight.delete(key);
+        this.inFlight.remove(call);
         const json = result instanceof JsonText ? result : new JsonText(JSON.stringify(result ?? null));
         // A null "not found" may become found later (a transaction about to be mined): never kept.
         const found =
@@ -229,11 +232,11 @@ export class ResponseCache {
         return json;
       },
       (error: unknown) => {
-        this.inFlight.delete(key);
+        this.inFlight.remove(call);
         throw error;
       },
     );
-    this.inFlight.set(key, run);
+    const call = this.inFlight.add(bucket, key, run);
     return run;
   }
 
