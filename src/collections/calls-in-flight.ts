@@ -79,6 +79,8 @@ export class CallsInFlight<T> {
       if (call !== handle) continue;
       if (before === undefined) this.buckets[bucket] = call.next;
       else before.next = call.next;
+      // A call that ran long enough to be promoted would otherwise keep younger calls alive.
+      call.next = undefined;
       this.count--;
       return;
     }
